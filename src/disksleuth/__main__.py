@@ -1,0 +1,3 @@
+from disksleuth.cli import main
+
+raise SystemExit(main())

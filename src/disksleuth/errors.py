@@ -1,0 +1,61 @@
+"""The library's exceptions. Only cli.py turns them into messages and exit codes."""
+
+from __future__ import annotations
+
+
+class DisksleuthError(Exception):
+    """Base class. `str(err)` is the one line shown to the user."""
+
+    exit_code = 2
+
+
+class UsageError(DisksleuthError):
+    """Bad arguments or input from the user."""
+
+
+class EnvironmentProblem(DisksleuthError):
+    """The machine lacks something we need (a tool, a permission, a device)."""
+
+
+class ToolMissing(EnvironmentProblem):
+    def __init__(self, tool: str, package: str | None = None):
+        self.tool = tool
+        self.package = package or tool
+        super().__init__(f"{tool} is not installed; install it with: apt-get install {self.package}")
+
+
+class CommandFailed(DisksleuthError):
+    """A subprocess exited non-zero. Carries its stderr."""
+
+    def __init__(self, argv: list[str], returncode: int, stdout: str, stderr: str):
+        self.argv = argv
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        summary = summarise_stderr(stderr) or f"exit status {returncode}"
+        super().__init__(f"{argv[0]} failed: {summary}")
+
+
+class CommandTimeout(DisksleuthError):
+    def __init__(self, argv: list[str], timeout_s: float):
+        self.argv = argv
+        self.timeout_s = timeout_s
+        super().__init__(f"{argv[0]} did not finish within {timeout_s:g} s")
+
+
+class ParseError(DisksleuthError):
+    """Input we were given (a file, a tool's output) is not what it should be."""
+
+
+class SafetyRefusal(DisksleuthError):
+    """We refuse to do something that could lose data."""
+
+
+class DeviceNotFound(UsageError):
+    pass
+
+
+def summarise_stderr(stderr: str, max_lines: int = 3) -> str:
+    """The last few meaningful lines of a tool's stderr, joined on one line."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    return "; ".join(lines[-max_lines:])

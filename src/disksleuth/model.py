@@ -1,0 +1,198 @@
+"""Frozen dataclasses that flow between the layers: probe -> model -> analysis -> store -> present.
+
+Field names carry their units (`speed_gtps`, `read_mbps`, `lat_p99_us`). MB is 10^6 bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+SEVERITY_ORDER = {"ok": 0, "info": 1, "warn": 2, "critical": 3}
+
+
+# --- link hops -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PcieHop:
+    """One PCIe link: a downstream-facing port (root port or switch downstream port) and the
+    upstream-facing function below it (endpoint or switch upstream port)."""
+
+    name: str  # BDF of the function below the port, e.g. "0000:03:00.0"
+    port: str | None  # BDF of the port above it, e.g. "0000:00:1c.4"
+    vendor_device: str | None  # "144d:a808"
+    port_vendor_device: str | None
+    speed_gtps: float | None  # negotiated (LnkSta)
+    width: int | None
+    max_speed_gtps: float | None  # the function's own LnkCap
+    max_width: int | None
+    port_max_speed_gtps: float | None  # the port's LnkCap
+    port_max_width: int | None
+    port_is_root: bool = False
+    port_is_chipset: bool = False
+    is_bridge: bool = False  # the lower end is a switch upstream port, not an endpoint
+    kind: str = field(default="pcie", init=False)
+
+
+@dataclass(frozen=True)
+class UsbHop:
+    name: str  # kernel USB device name, e.g. "2-1.4"
+    speed_mbps: float | None  # negotiated, from the `speed` attribute
+    version: str | None  # the device's bcdUSB, e.g. "3.10"
+    driver: str | None  # "uas" or "usb-storage"
+    device_max_mbps: float | None  # what its bcdUSB promises at least
+    host_max_mbps: float | None  # fastest root hub on the same host controller
+    product: str | None = None
+    vendor_product: str | None = None  # "152d:0583"
+    kind: str = field(default="usb", init=False)
+
+
+@dataclass(frozen=True)
+class SataHop:
+    name: str  # "link1"
+    port: str | None  # "ata1"
+    sata_spd_gbps: float | None
+    sata_spd_limit_gbps: float | None  # a user/libata limit; None when "<unknown>" (no limit)
+    hw_sata_spd_limit_gbps: float | None  # the port's own maximum
+    drive_max_gbps: float | None = None  # from smartctl `interface_speed.max`, filled in by `check`
+    kind: str = field(default="sata", init=False)
+
+
+@dataclass(frozen=True)
+class MmcHop:
+    name: str  # card, e.g. "mmc0:aaaa"
+    host: str | None  # "mmc0"
+    card_type: str | None  # "SD", "MMC", "SDIO"
+    card_name: str | None
+    timing: str | None  # debugfs ios "timing spec" name, e.g. "sd uhs SDR104"; None when unreadable
+    clock_hz: int | None
+    bus_width_bits: int | None
+    kind: str = field(default="mmc", init=False)
+
+
+@dataclass(frozen=True)
+class VirtualHop:
+    """virtio, loop, zram, md, dm, ...: no physical ceiling of its own."""
+
+    name: str
+    driver: str  # "virtio", "loop", "zram", "md", "dm", ...
+    backing: tuple[str, ...] = ()  # loop backing file, md/dm slaves
+    kind: str = field(default="virtual", init=False)
+
+
+Hop = PcieHop | UsbHop | SataHop | MmcHop | VirtualHop
+
+
+@dataclass(frozen=True)
+class HopCeiling:
+    """A hop with its bandwidth, as computed by analysis.ceilings."""
+
+    hop: Hop
+    label: str  # "PCIe 2.0 x1", "USB 480 Mb/s (usb-storage)", "SATA 3.0 Gb/s"
+    encoded_mbps: float | None  # after line encoding, at the negotiated rate
+    current_mbps: float | None  # practical, at the negotiated rate
+    capable_mbps: float | None  # practical, at the best rate both ends support
+    capable_label: str | None
+    fact: str | None = None  # the arithmetic, e.g. "PCIe 2.0 = 5 GT/s, 8b/10b, 500 MB/s per lane"
+
+
+@dataclass(frozen=True)
+class LinkChain:
+    hops: tuple[HopCeiling, ...]
+    current_ceiling_mbps: float | None
+    capable_ceiling_mbps: float | None
+    bottleneck: HopCeiling | None  # the hop that sets the current ceiling
+
+
+# --- devices ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str
+    path: str  # /dev/NAME
+    transport: str  # nvme, sata, sas, scsi, usb, mmc, virtio, loop, zram, md, dm, unknown
+    model: str | None = None
+    serial: str | None = None
+    firmware: str | None = None
+    size_bytes: int | None = None
+    rotational: bool | None = None
+    removable: bool | None = None
+    read_only: bool | None = None
+    logical_block_size: int | None = None
+    physical_block_size: int | None = None
+    scheduler: str | None = None
+    write_cache: str | None = None
+    dev: str | None = None  # "MAJ:MIN"
+    mountpoints: tuple[str, ...] = ()
+    swap: bool = False
+    holders: tuple[str, ...] = ()
+    slaves: tuple[str, ...] = ()
+    partitions: tuple[Device, ...] = ()
+    parent: str | None = None  # set on partitions
+    backing_file: str | None = None  # loop devices
+    hops: tuple[Hop, ...] = ()
+    notes: tuple[str, ...] = ()  # things we could not read, in plain words
+    sysfs_path: str | None = None  # resolved, relative to the sysfs root
+
+    @property
+    def is_partition(self) -> bool:
+        return self.parent is not None
+
+    def all_mountpoints(self) -> tuple[str, ...]:
+        mps = list(self.mountpoints)
+        for part in self.partitions:
+            mps.extend(part.mountpoints)
+        return tuple(mps)
+
+
+@dataclass(frozen=True)
+class PciFunction:
+    """One PCI function as `links` shows it (NICs and HBAs too)."""
+
+    bdf: str
+    vendor_device: str | None
+    class_code: int | None
+    speed_gtps: float | None
+    width: int | None
+    max_speed_gtps: float | None
+    max_width: int | None
+    parent: str | None  # the port above, when it is a PCI function
+    parent_max_speed_gtps: float | None
+    parent_max_width: int | None
+    driver: str | None
+    role: str = "endpoint"  # root_port, upstream_port, downstream_port, endpoint, integrated
+    notes: tuple[str, ...] = ()
+
+
+# --- findings --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    severity: str  # ok, info, warn, critical
+    message: str
+    evidence: Mapping[str, Any]
+    hint: str
+    device: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "evidence": dict(self.evidence),
+            "hint": self.hint,
+        }
+        if self.device:
+            out["device"] = self.device
+        return out
+
+
+def worst_severity(findings: list[Finding] | tuple[Finding, ...]) -> str:
+    if not findings:
+        return "ok"
+    return max((f.severity for f in findings), key=lambda s: SEVERITY_ORDER.get(s, 0))

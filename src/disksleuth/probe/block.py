@@ -1,0 +1,500 @@
+"""Block devices and the path from each one up to the CPU, read from sysfs under a root.
+
+Kernel layout relied on (Documentation/ABI/stable/sysfs-block, sysfs-bus-pci, sysfs-bus-usb):
+  /sys/block/NAME -> ../devices/<bus path>/block/NAME   (symlink; partitions are NAME/NAMEp1 dirs)
+  PCIe:  .../0000:00:1c.4/0000:03:00.0/nvme/nvme0/nvme0n1
+  NVMe multipath: /sys/block/nvme0n1 -> ../devices/virtual/nvme-subsystem/nvme-subsys0/nvme0n1,
+         and nvme-subsys0/nvme0 -> ../../../pci0000:00/.../nvme/nvme0 (one link per controller)
+  USB:   .../0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0/block/sdb
+  SATA:  .../0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block/sda, link attrs in
+         ata1/link1/ata_link/link1/{sata_spd,sata_spd_limit,hw_sata_spd_limit}
+  MMC:   .../mmc_host/mmc0/mmc0:aaaa/block/mmcblk0, bus timing in debugfs mmc0/ios
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from disksleuth.model import Device, Hop, MmcHop, PcieHop, SataHop, UsbHop, VirtualHop
+from disksleuth.probe.mounts import MountTable, read_mount_table
+from disksleuth.probe.sysfs import (
+    BDF_RE,
+    Notes,
+    Sysfs,
+    parse_int,
+    parse_mmc_ios,
+    parse_pcie_speed,
+    parse_pcie_width,
+    parse_sata_speed,
+)
+
+_USB_DEV_RE = re.compile(r"^\d+-\d+(?:\.\d+)*$")
+_USB_IFACE_RE = re.compile(r"^\d+-\d+(?:\.\d+)*:\d+\.\d+$")
+_USB_ROOT_RE = re.compile(r"^usb\d+$")
+_ATA_PORT_RE = re.compile(r"^ata\d+$")
+_MMC_CARD_RE = re.compile(r"^mmc\d+:[0-9a-fA-F]{4}$")
+_MMC_HOST_RE = re.compile(r"^mmc\d+$")
+_NVME_CTRL_RE = re.compile(r"^nvme\d+$")
+
+# PCI class 0x0604xx: PCI-to-PCI bridge (root ports and switch ports). include/linux/pci_ids.h
+_CLASS_BRIDGE_PCI = 0x0604
+
+# Chipset (PCH) root ports. Intel PCHs place their root ports at device 0x1b, 0x1c and 0x1d on
+# bus 0; CPU root ports sit at 0x01, 0x06 and friends. Their traffic shares the DMI uplink.
+_INTEL_PCH_ROOT_PORT_SLOTS = {0x1B, 0x1C, 0x1D}
+# AMD chipset (Promontory) switch ports, from pci.ids: 57ad/57a3/57a4 (X570), 43e9/43ea (500
+# series), 43f4/43f5 (600 series), 43c6/43c7 (400 series). Their uplink is a visible PCIe link.
+_AMD_CHIPSET_DEVICE_IDS = {0x57AD, 0x57A3, 0x57A4, 0x43E9, 0x43EA, 0x43F4, 0x43F5, 0x43C6, 0x43C7}
+
+
+def list_devices(sysfs_root: str = "/", include_partitions: bool = True) -> list[Device]:
+    """Every whole block device under <root>/sys/block, with partitions attached."""
+    fs = Sysfs(sysfs_root)
+    mounts = read_mount_table(sysfs_root)
+    names = fs.listdir(fs.p("/sys/block"))
+    return [read_device(name, sysfs_root, mounts=mounts, fs=fs) for name in names]
+
+
+def read_device(
+    name: str,
+    sysfs_root: str = "/",
+    *,
+    mounts: MountTable | None = None,
+    fs: Sysfs | None = None,
+) -> Device:
+    fs = fs or Sysfs(sysfs_root)
+    mounts = mounts if mounts is not None else read_mount_table(sysfs_root)
+    notes = Notes()
+    link = fs.p("/sys/block", name)
+    block_dir = fs.realpath(link)
+    if not os.path.isdir(block_dir):
+        notes.add(f"/sys/block/{name} is a dangling link")
+        return Device(name=name, path=f"/dev/{name}", transport="unknown", notes=notes.as_tuple())
+    rel_path = fs.rel(block_dir)
+    transport = detect_transport(name, rel_path, has_md=os.path.isdir(os.path.join(block_dir, "md")))
+
+    def attr(rel: str) -> str | None:
+        return fs.read(os.path.join(block_dir, rel))
+
+    size_sectors = parse_int(attr("size"), "size", notes)
+    dev = attr("dev")
+    model, serial, firmware = _identity(fs, block_dir, transport, notes)
+    holders = tuple(fs.listdir(os.path.join(block_dir, "holders")))
+    slaves = tuple(fs.listdir(os.path.join(block_dir, "slaves")))
+    backing = attr("loop/backing_file") if transport == "loop" else None
+    partitions = tuple(
+        _read_partition(fs, block_dir, part, name, mounts)
+        for part in fs.listdir(block_dir)
+        if os.path.isfile(os.path.join(block_dir, part, "partition"))
+    )
+    dm_name = attr("dm/name")
+    hops = read_hops(fs, block_dir, transport, name, notes, slaves=slaves, backing=backing)
+    return Device(
+        name=name,
+        path=f"/dev/{name}",
+        transport=transport,
+        model=model,
+        serial=serial,
+        firmware=firmware,
+        # The `size` attribute counts 512-byte sectors whatever the logical block size
+        # (include/linux/blkdev.h SECTOR_SHIFT).
+        size_bytes=size_sectors * 512 if size_sectors is not None else None,
+        rotational=_bool(attr("queue/rotational")),
+        removable=_bool(attr("removable")),
+        read_only=_bool(attr("ro")),
+        logical_block_size=parse_int(attr("queue/logical_block_size"), "logical_block_size", notes),
+        physical_block_size=parse_int(attr("queue/physical_block_size"), "physical_block_size", notes),
+        scheduler=_active_scheduler(attr("queue/scheduler")),
+        write_cache=attr("queue/write_cache"),
+        dev=dev,
+        mountpoints=mounts.mountpoints_for(name, dev, dm_name),
+        swap=mounts.is_swap(name, dm_name),
+        holders=holders,
+        slaves=slaves,
+        partitions=partitions,
+        backing_file=backing,
+        hops=hops,
+        notes=notes.as_tuple(),
+        sysfs_path=rel_path,
+    )
+
+
+def _read_partition(fs: Sysfs, block_dir: str, part: str, parent: str, mounts: MountTable) -> Device:
+    notes = Notes()
+    part_dir = os.path.join(block_dir, part)
+    size = parse_int(fs.read(os.path.join(part_dir, "size")), f"{part} size", notes)
+    dev = fs.read(os.path.join(part_dir, "dev"))
+    return Device(
+        name=part,
+        path=f"/dev/{part}",
+        transport="partition",
+        size_bytes=size * 512 if size is not None else None,
+        dev=dev,
+        mountpoints=mounts.mountpoints_for(part, dev, None),
+        swap=mounts.is_swap(part, None),
+        holders=tuple(fs.listdir(os.path.join(part_dir, "holders"))),
+        parent=parent,
+        notes=notes.as_tuple(),
+        sysfs_path=fs.rel(part_dir),
+    )
+
+
+def detect_transport(name: str, rel_path: str, has_md: bool = False) -> str:
+    """Transport from the device name and its resolved sysfs path (pure)."""
+    parts = rel_path.split("/")
+    if name.startswith("loop"):
+        return "loop"
+    if name.startswith("zram"):
+        return "zram"
+    if name.startswith("dm-"):
+        return "dm"
+    if name.startswith("md") and has_md:
+        return "md"
+    if "nvme-subsystem" in parts or any(_NVME_CTRL_RE.match(p) for p in parts) or name.startswith("nvme"):
+        return "nvme"
+    if any(_USB_ROOT_RE.match(p) for p in parts):
+        return "usb"
+    if "mmc_host" in parts:
+        return "mmc"
+    if any(_ATA_PORT_RE.match(p) for p in parts):
+        return "sata"
+    if any(p.startswith(("end_device-", "expander-")) for p in parts):
+        return "sas"
+    if any(re.match(r"^virtio\d+$", p) for p in parts):
+        return "virtio"
+    if any(re.match(r"^target\d+:\d+:\d+$", p) for p in parts):
+        return "scsi"
+    return "unknown"
+
+
+def _identity(fs: Sysfs, block_dir: str, transport: str, notes: Notes) -> tuple[str | None, ...]:
+    dev_dir = os.path.join(block_dir, "device")
+    if transport == "nvme":
+        # For a multipath head, `device` is the nvme-subsys dir, which carries the same attributes.
+        return (
+            fs.read(os.path.join(dev_dir, "model")),
+            fs.read(os.path.join(dev_dir, "serial")),
+            fs.read(os.path.join(dev_dir, "firmware_rev")),
+        )
+    if transport in ("sata", "sas", "scsi", "usb"):
+        vendor = fs.read(os.path.join(dev_dir, "vendor"))
+        model = fs.read(os.path.join(dev_dir, "model"))
+        # libata reports every ATA drive's vendor as "ATA" (drivers/ata/libata-scsi.c); drop it.
+        full_model = model if vendor in (None, "", "ATA") else f"{vendor} {model or ''}".strip()
+        return (
+            full_model,
+            _vpd_serial(fs.read_bytes(os.path.join(dev_dir, "vpd_pg80"))),
+            fs.read(os.path.join(dev_dir, "rev")),
+        )
+    if transport == "mmc":
+        return (
+            fs.read(os.path.join(dev_dir, "name")),
+            fs.read(os.path.join(dev_dir, "serial")),
+            fs.read(os.path.join(dev_dir, "fwrev")),
+        )
+    if transport == "virtio":
+        return None, fs.read(os.path.join(block_dir, "serial")) or None, None
+    return None, None, None
+
+
+def _vpd_serial(raw: bytes | None) -> str | None:
+    # VPD page 0x80 (Unit Serial Number), SPC-4 7.8.19: 4-byte header, then ASCII.
+    if not raw or len(raw) <= 4:
+        return None
+    return raw[4:].decode("ascii", "replace").strip(" \x00") or None
+
+
+def _bool(text: str | None) -> bool | None:
+    if text in ("0", "1"):
+        return text == "1"
+    return None
+
+
+def _active_scheduler(text: str | None) -> str | None:
+    # queue/scheduler reads "mq-deadline kyber [bfq] none"; the bracketed one is active.
+    if not text:
+        return None
+    m = re.search(r"\[([^\]]+)\]", text)
+    return m.group(1) if m else text.split()[0]
+
+
+# --- the link chain --------------------------------------------------------------------------
+
+
+def read_hops(
+    fs: Sysfs,
+    block_dir: str,
+    transport: str,
+    name: str,
+    notes: Notes,
+    *,
+    slaves: tuple[str, ...] = (),
+    backing: str | None = None,
+) -> tuple[Hop, ...]:
+    """Hops ordered from the device up to the root port."""
+    if transport in ("loop", "zram", "md", "dm"):
+        return (VirtualHop(name=name, driver=transport, backing=(backing,) if backing else slaves),)
+    if transport == "virtio":
+        return (VirtualHop(name=name, driver="virtio"),)
+    device_dirs = _controller_paths(fs, block_dir, notes)
+    if not device_dirs:
+        return ()
+    # Native multipath: every controller is a path; report the first and note the rest.
+    if len(device_dirs) > 1:
+        others = ", ".join(os.path.basename(d) for d in device_dirs[1:])
+        notes.add(f"NVMe multipath: also reachable through {others}; showing the first path")
+    path = device_dirs[0]
+    hops: list[Hop] = []
+    ancestors = _ancestors(fs, path)  # bottom-up
+    names = [os.path.basename(a) for a in ancestors]
+    hop = _mmc_hop(fs, ancestors, names, notes)
+    if hop:
+        hops.append(hop)
+    hop = _sata_hop(fs, ancestors, names, notes)
+    if hop:
+        hops.append(hop)
+    hop = _usb_hop(fs, ancestors, names, notes)
+    if hop:
+        hops.append(hop)
+    hops.extend(_pcie_hops(fs, ancestors, names, notes))
+    return tuple(hops)
+
+
+def _controller_paths(fs: Sysfs, block_dir: str, notes: Notes) -> list[str]:
+    rel = fs.rel(block_dir).split("/")
+    if "nvme-subsystem" in rel:
+        subsys = os.path.dirname(block_dir)
+        ctrls = [
+            fs.realpath(os.path.join(subsys, entry))
+            for entry in fs.listdir(subsys)
+            if _NVME_CTRL_RE.match(entry) and os.path.islink(os.path.join(subsys, entry))
+        ]
+        live = [c for c in ctrls if os.path.isdir(c)]
+        if not live:
+            notes.add("NVMe subsystem lists no reachable controller; link chain unknown")
+        return live
+    return [block_dir]
+
+
+def _ancestors(fs: Sysfs, path: str) -> list[str]:
+    top = fs.p("/sys/devices")
+    out = []
+    cur = path
+    while cur.startswith(top) and cur != top:
+        out.append(cur)
+        cur = os.path.dirname(cur)
+    return out
+
+
+def _mmc_hop(fs: Sysfs, ancestors: list[str], names: list[str], notes: Notes) -> MmcHop | None:
+    for anc, base in zip(ancestors, names, strict=True):
+        if _MMC_CARD_RE.match(base):
+            host = base.split(":")[0]
+            timing = clock = width = None
+            ios = fs.read(fs.p("/sys/kernel/debug", host, "ios"))
+            if ios is not None:
+                timing, clock, width = parse_mmc_ios(ios)
+            else:
+                notes.add(f"MMC bus timing unknown: debugfs {host}/ios is not readable (needs root)")
+            return MmcHop(
+                name=base,
+                host=host,
+                card_type=fs.read(os.path.join(anc, "type")),
+                card_name=fs.read(os.path.join(anc, "name")),
+                timing=timing,
+                clock_hz=clock,
+                bus_width_bits=width,
+            )
+    return None
+
+
+def _sata_hop(fs: Sysfs, ancestors: list[str], names: list[str], notes: Notes) -> SataHop | None:
+    for anc, base in zip(ancestors, names, strict=True):
+        if _ATA_PORT_RE.match(base):
+            link_dirs = []
+            for link in fs.listdir(anc):
+                if link.startswith("link"):
+                    inner = os.path.join(anc, link, "ata_link", link)
+                    if os.path.isdir(inner):
+                        link_dirs.append((link, inner))
+            if not link_dirs:
+                notes.add(f"{base}: no ata_link attributes found; SATA speed unknown")
+                return SataHop(base, base, None, None, None)
+            # With a port multiplier there are several links; the host link is the first.
+            link, inner = link_dirs[0]
+
+            def spd(attr: str, d: str = inner, w: str = link) -> float | None:
+                return parse_sata_speed(fs.read(os.path.join(d, attr)), f"{w} {attr}", notes)
+
+            return SataHop(
+                name=link,
+                port=base,
+                sata_spd_gbps=spd("sata_spd"),
+                sata_spd_limit_gbps=spd("sata_spd_limit"),
+                hw_sata_spd_limit_gbps=spd("hw_sata_spd_limit"),
+            )
+    return None
+
+
+def _usb_speed(text: str | None, what: str, notes: Notes) -> float | None:
+    # drivers/usb/core/sysfs.c speed_show: "1.5", "12", "480", "5000", "10000", "20000" (Mb/s).
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        notes.add(f"{what}: unreadable USB speed {text[:40]!r}")
+        return None
+
+
+def usb_version_max_mbps(version: str | None) -> float | None:
+    """The least a device's bcdUSB promises. "3.10" may still be a 5 Gb/s-only device, so any 3.x
+    counts as 5000; 2.x as 480; 1.1 as 12."""
+    if not version:
+        return None
+    try:
+        v = float(version)
+    except ValueError:
+        return None
+    if v >= 3.0:
+        return 5000.0
+    if v >= 2.0:
+        return 480.0
+    return 12.0
+
+
+def _usb_hop(fs: Sysfs, ancestors: list[str], names: list[str], notes: Notes) -> UsbHop | None:
+    driver = None
+    for i, base in enumerate(names):
+        if _USB_IFACE_RE.match(base):
+            driver = fs.link_name(os.path.join(ancestors[i], "driver"))
+        if _USB_DEV_RE.match(base):
+            anc = ancestors[i]
+            version = fs.read(os.path.join(anc, "version"))
+            version = version.strip() if version else None
+            host_max = None
+            for j in range(i + 1, len(names)):
+                if _USB_ROOT_RE.match(names[j]):
+                    controller = os.path.dirname(ancestors[j])
+                    speeds = [
+                        _usb_speed(fs.read(os.path.join(controller, hub, "speed")), hub, notes)
+                        for hub in fs.listdir(controller)
+                        if _USB_ROOT_RE.match(hub)
+                    ]
+                    known = [s for s in speeds if s is not None]
+                    host_max = max(known) if known else None
+                    break
+            vid = fs.read(os.path.join(anc, "idVendor"))
+            pid = fs.read(os.path.join(anc, "idProduct"))
+            return UsbHop(
+                name=base,
+                speed_mbps=_usb_speed(fs.read(os.path.join(anc, "speed")), f"{base} speed", notes),
+                version=version,
+                driver=driver,
+                device_max_mbps=usb_version_max_mbps(version),
+                host_max_mbps=host_max,
+                product=fs.read(os.path.join(anc, "product")),
+                vendor_product=f"{vid}:{pid}" if vid and pid else None,
+            )
+    return None
+
+
+@dataclass
+class _PciFn:
+    path: str
+    bdf: str
+    vendor_device: str | None
+    class_code: int | None
+    speed: float | None
+    width: int | None
+    max_speed: float | None
+    max_width: int | None
+
+    @property
+    def is_bridge(self) -> bool:
+        return self.class_code is not None and (self.class_code >> 8) == _CLASS_BRIDGE_PCI
+
+    @property
+    def has_link(self) -> bool:
+        return self.max_speed is not None or self.speed is not None
+
+
+def read_pci_fn(fs: Sysfs, path: str, notes: Notes) -> _PciFn:
+    bdf = os.path.basename(path)
+
+    def a(attr: str) -> str | None:
+        return fs.read(os.path.join(path, attr))
+
+    vendor, device = a("vendor"), a("device")
+    vd = f"{vendor[2:]}:{device[2:]}" if vendor and device and vendor.startswith("0x") else None
+    return _PciFn(
+        path=path,
+        bdf=bdf,
+        vendor_device=vd,
+        class_code=parse_int(a("class"), f"{bdf} class", notes, base=16),
+        speed=parse_pcie_speed(a("current_link_speed"), f"{bdf} current_link_speed", notes),
+        width=parse_pcie_width(a("current_link_width"), f"{bdf} current_link_width", notes),
+        max_speed=parse_pcie_speed(a("max_link_speed"), f"{bdf} max_link_speed", notes),
+        max_width=parse_pcie_width(a("max_link_width"), f"{bdf} max_link_width", notes),
+    )
+
+
+def is_chipset_port(fn_bdf: str, vendor_device: str | None, is_root: bool) -> bool:
+    if not vendor_device:
+        return False
+    vendor, _, device = vendor_device.partition(":")
+    try:
+        dev_id = int(device, 16)
+        slot = int(fn_bdf.split(":")[2].split(".")[0], 16)
+    except (ValueError, IndexError):
+        return False
+    if vendor == "8086" and is_root and slot in _INTEL_PCH_ROOT_PORT_SLOTS:
+        return True
+    return vendor == "1022" and dev_id in _AMD_CHIPSET_DEVICE_IDS
+
+
+def _pcie_hops(fs: Sysfs, ancestors: list[str], names: list[str], notes: Notes) -> list[PcieHop]:
+    """Pair PCI functions top-down into links: RP -> [USP -> DSP]* -> EP.
+
+    A root port or switch downstream port faces down; the function below it faces up. The two
+    ends of one link report the same negotiated state (LnkSta) but each its own LnkCap.
+    """
+    fns = [
+        read_pci_fn(fs, anc, notes)
+        for anc, base in reversed(list(zip(ancestors, names, strict=True)))
+        if BDF_RE.match(base)
+    ]
+    hops: list[PcieHop] = []
+    port: _PciFn | None = None
+    port_is_root = False
+    for idx, fn in enumerate(fns):
+        if port is None:
+            if fn.is_bridge:
+                port, port_is_root = fn, idx == 0
+            continue  # an RC-integrated endpoint (no link) stays out of the chain
+        if port.has_link or fn.has_link:
+            hops.append(
+                PcieHop(
+                    name=fn.bdf,
+                    port=port.bdf,
+                    vendor_device=fn.vendor_device,
+                    port_vendor_device=port.vendor_device,
+                    speed_gtps=fn.speed if fn.speed is not None else port.speed,
+                    width=fn.width if fn.width is not None else port.width,
+                    max_speed_gtps=fn.max_speed,
+                    max_width=fn.max_width,
+                    port_max_speed_gtps=port.max_speed,
+                    port_max_width=port.max_width,
+                    port_is_root=port_is_root,
+                    port_is_chipset=is_chipset_port(port.bdf, port.vendor_device, port_is_root)
+                    or is_chipset_port(fn.bdf, fn.vendor_device, False),
+                    is_bridge=fn.is_bridge,
+                )
+            )
+        # A switch upstream port is followed by its downstream port, which faces down again.
+        port = None
+        port_is_root = False
+    hops.reverse()  # device first, root port last
+    return hops

@@ -1,0 +1,288 @@
+"""`disksleuth capture`: bundle the sysfs files our readers use, symlinks kept, into a tar.gz.
+
+Unpacked, the bundle is a root that every reader accepts through `--sysfs-root`. sysfs files
+report a size of 4096 whatever they hold, so each file is read and added with its real length.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import platform
+import re
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+
+from disksleuth import __version__
+from disksleuth.errors import ParseError, UsageError
+from disksleuth.probe.sysfs import BDF_RE, Sysfs
+
+# Attributes the readers (and a human debugging them) look at.
+_DEVICE_ATTRS = (
+    "vendor",
+    "device",
+    "class",
+    "subsystem_vendor",
+    "subsystem_device",
+    "revision",
+    "current_link_speed",
+    "current_link_width",
+    "max_link_speed",
+    "max_link_width",
+    "speed",
+    "version",
+    "idVendor",
+    "idProduct",
+    "manufacturer",
+    "product",
+    "serial",
+    "bcdDevice",
+    "maxchild",
+    "removable",
+    "model",
+    "firmware_rev",
+    "rev",
+    "type",
+    "name",
+    "state",
+    "transport",
+    "cntlid",
+    "subsysnqn",
+    "queue_count",
+    "numa_node",
+    "vpd_pg80",
+    "wwid",
+    "fwrev",
+    "hwrev",
+    "date",
+    "manfid",
+    "oemid",
+    "ssr",
+    "scr",
+    "driver",
+    "subsystem",
+    "device_type",
+)
+_BLOCK_ATTRS = (
+    "size",
+    "ro",
+    "removable",
+    "dev",
+    "range",
+    "ext_range",
+    "hidden",
+    "serial",
+    "device",
+    "queue/logical_block_size",
+    "queue/physical_block_size",
+    "queue/rotational",
+    "queue/scheduler",
+    "queue/write_cache",
+    "queue/hw_sector_size",
+    "queue/max_sectors_kb",
+    "queue/nr_requests",
+    "loop/backing_file",
+    "loop/offset",
+    "loop/dio",
+    "dm/name",
+    "dm/uuid",
+    "md/level",
+    "md/raid_disks",
+    "comp_algorithm",
+    "disksize",
+)
+_PART_ATTRS = ("size", "start", "partition", "dev", "ro")
+_ATA_LINK_ATTRS = ("sata_spd", "sata_spd_limit", "hw_sata_spd_limit")
+_HWMON_RE = re.compile(r"^temp\d+_(input|label|max|min|crit|alarm)$")
+_SERIAL_FILES = {"serial", "vpd_pg80", "wwid"}
+
+
+def _mask(name: str, raw: bytes) -> bytes:
+    digest = hashlib.sha256(raw).hexdigest()[:8]
+    if name == "vpd_pg80" and len(raw) > 4:
+        body = f"MASKED-{digest}".encode()
+        return raw[:3] + bytes([len(body)]) + body
+    return f"MASKED-{digest}\n".encode() if raw.strip() else raw
+
+
+class _Bundle:
+    def __init__(self, fs: Sysfs, keep_serials: bool):
+        self.fs = fs
+        self.keep_serials = keep_serials
+        self.entries: dict[str, tarfile.TarInfo] = {}
+        self.data: dict[str, bytes] = {}
+
+    def _arcname(self, host_path: str) -> str:
+        return os.path.relpath(host_path, self.fs.root)
+
+    def _add_dirs(self, arcname: str) -> None:
+        parent = os.path.dirname(arcname)
+        while parent and parent not in self.entries:
+            info = tarfile.TarInfo(parent)
+            info.type = tarfile.DIRTYPE
+            info.mode = 0o755
+            self.entries[parent] = info
+            parent = os.path.dirname(parent)
+
+    def add(self, host_path: str) -> None:
+        """Add one file or symlink (not recursing); missing or unreadable ones are skipped."""
+        arcname = self._arcname(host_path)
+        if arcname in self.entries or arcname.startswith(".."):
+            return
+        if os.path.islink(host_path):
+            info = tarfile.TarInfo(arcname)
+            info.type = tarfile.SYMTYPE
+            info.linkname = os.readlink(host_path)
+        elif os.path.isfile(host_path):
+            raw = self.fs.read_bytes(host_path)
+            if raw is None:
+                return
+            if not self.keep_serials and os.path.basename(host_path) in _SERIAL_FILES:
+                raw = _mask(os.path.basename(host_path), raw)
+            info = tarfile.TarInfo(arcname)
+            info.size = len(raw)
+            info.mode = 0o444
+            self.data[arcname] = raw
+        elif os.path.isdir(host_path):
+            info = tarfile.TarInfo(arcname)
+            info.type = tarfile.DIRTYPE
+            info.mode = 0o755
+        else:
+            return
+        info.mtime = int(time.time())
+        self._add_dirs(arcname)
+        self.entries[arcname] = info
+
+    def add_attrs(self, directory: str, names: Iterable[str]) -> None:
+        for name in names:
+            self.add(os.path.join(directory, name))
+
+    def add_links_in(self, directory: str) -> None:
+        self.add(directory)
+        for entry in self.fs.listdir(directory):
+            self.add(os.path.join(directory, entry))
+
+    def write(self, out_path: str, extra: dict[str, bytes]) -> None:
+        with tarfile.open(out_path, "w:gz") as tar:
+            for name, raw in extra.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(raw)
+                info.mtime = int(time.time())
+                tar.addfile(info, io.BytesIO(raw))
+            for arcname in sorted(self.entries):
+                info = self.entries[arcname]
+                payload = self.data.get(arcname)
+                tar.addfile(info, io.BytesIO(payload) if payload is not None else None)
+
+
+def _add_device_tree(bundle: _Bundle, fs: Sysfs, start: str) -> None:
+    """Attributes of `start` and every ancestor up to /sys/devices, with bus-specific extras."""
+    top = fs.p("/sys/devices")
+    cur = start
+    while cur.startswith(top) and cur != top:
+        bundle.add_attrs(cur, _DEVICE_ATTRS)
+        base = os.path.basename(cur)
+        for entry in fs.listdir(cur):
+            sub = os.path.join(cur, entry)
+            if re.match(r"^ata\d+$", base) and entry.startswith("link"):
+                inner = os.path.join(sub, "ata_link", entry)
+                bundle.add_attrs(inner, _ATA_LINK_ATTRS)
+            elif re.match(r"^usb\d+$", entry):  # sibling root hubs of a USB host controller
+                bundle.add_attrs(sub, ("speed", "version", "idVendor", "idProduct"))
+            elif entry.startswith("hwmon") and os.path.isdir(sub):
+                bundle.add(os.path.join(sub, "name"))
+                bundle.add_attrs(sub, [f for f in fs.listdir(sub) if _HWMON_RE.match(f)])
+            elif entry == "hwmon" and os.path.isdir(sub):  # class dir layout: .../hwmon/hwmon3
+                for hw in fs.listdir(sub):
+                    hw_dir = os.path.join(sub, hw)
+                    bundle.add(os.path.join(hw_dir, "name"))
+                    bundle.add_attrs(hw_dir, [f for f in fs.listdir(hw_dir) if _HWMON_RE.match(f)])
+        cur = os.path.dirname(cur)
+
+
+def collect(sysfs_root: str = "/", keep_serials: bool = False) -> _Bundle:
+    fs = Sysfs(sysfs_root)
+    bundle = _Bundle(fs, keep_serials)
+    block = fs.p("/sys/block")
+    for name in fs.listdir(block):
+        link = os.path.join(block, name)
+        bundle.add(link)
+        block_dir = fs.realpath(link)
+        if not os.path.isdir(block_dir):
+            continue
+        bundle.add_attrs(block_dir, _BLOCK_ATTRS)
+        bundle.add_links_in(os.path.join(block_dir, "holders"))
+        bundle.add_links_in(os.path.join(block_dir, "slaves"))
+        for part in fs.listdir(block_dir):
+            part_dir = os.path.join(block_dir, part)
+            if os.path.isfile(os.path.join(part_dir, "partition")):
+                bundle.add_attrs(part_dir, _PART_ATTRS)
+                bundle.add_links_in(os.path.join(part_dir, "holders"))
+        _add_device_tree(bundle, fs, os.path.dirname(block_dir))
+        if "nvme-subsystem" in fs.rel(block_dir).split("/"):  # native multipath head
+            subsys = os.path.dirname(block_dir)
+            bundle.add_attrs(subsys, ("model", "serial", "firmware_rev", "subsysnqn", "iopolicy"))
+            for entry in fs.listdir(subsys):
+                if re.match(r"^nvme\d+$", entry):
+                    bundle.add(os.path.join(subsys, entry))
+                    _add_device_tree(bundle, fs, fs.realpath(os.path.join(subsys, entry)))
+    pci = fs.p("/sys/bus/pci/devices")
+    for bdf in fs.listdir(pci):
+        link = os.path.join(pci, bdf)
+        bundle.add(link)
+        target = fs.realpath(link)
+        if os.path.isdir(target) and BDF_RE.match(os.path.basename(target)):
+            _add_device_tree(bundle, fs, target)
+    debug = fs.p("/sys/kernel/debug")
+    for entry in fs.listdir(debug):
+        if re.match(r"^mmc\d+$", entry):
+            bundle.add(os.path.join(debug, entry, "ios"))
+    for proc_file in ("/proc/self/mountinfo", "/proc/swaps"):
+        bundle.add(fs.p(proc_file))
+    return bundle
+
+
+def write_capture(
+    out_path: str,
+    sysfs_root: str = "/",
+    keep_serials: bool = False,
+    versions: dict[str, str | None] | None = None,
+) -> int:
+    """Write the bundle; returns the number of entries."""
+    bundle = collect(sysfs_root, keep_serials)
+    meta = {
+        "schema": "disksleuth/1",
+        "kind": "capture",
+        "disksleuth_version": __version__,
+        "captured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "kernel": platform.release(),
+        "machine": platform.machine(),
+        "serials_masked": not keep_serials,
+        "tools": versions or {},
+    }
+    try:
+        bundle.write(out_path, {"disksleuth-capture.json": json.dumps(meta, indent=2).encode()})
+    except OSError as exc:
+        raise UsageError(f"cannot write {out_path}: {exc.strerror}") from exc
+    return len(bundle.entries)
+
+
+def open_root(path: str, register_cleanup: Callable[[str], None] | None = None) -> str:
+    """A --sysfs-root argument: a directory as is, or a capture .tar.gz unpacked to a temp dir."""
+    if os.path.isdir(path):
+        return path
+    if os.path.isfile(path):
+        try:
+            tmp = tempfile.mkdtemp(prefix="disksleuth-capture-")
+            with tarfile.open(path, "r:*") as tar:
+                tar.extractall(tmp, filter="data")
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            raise ParseError(f"{path} is not a readable capture bundle: {exc}") from exc
+        if register_cleanup:
+            register_cleanup(tmp)
+        return tmp
+    raise UsageError(f"--sysfs-root {path}: no such directory or capture file")

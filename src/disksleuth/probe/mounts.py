@@ -1,0 +1,85 @@
+"""Mounts and swap, from <root>/proc/self/mountinfo (or a capture's proc/ copy) and proc/swaps."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from disksleuth.probe.sysfs import Sysfs
+
+
+@dataclass(frozen=True)
+class MountTable:
+    by_dev: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "MAJ:MIN" -> mountpoints
+    by_source: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "/dev/sda1" -> mountpoints
+    swaps: frozenset[str] = frozenset()
+
+    def mountpoints_for(self, name: str, dev: str | None, dm_name: str | None) -> tuple[str, ...]:
+        found: list[str] = []
+        for key in (f"/dev/{name}", f"/dev/mapper/{dm_name}" if dm_name else None):
+            if key:
+                found.extend(self.by_source.get(key, ()))
+        if dev:
+            found.extend(self.by_dev.get(dev, ()))
+        return tuple(dict.fromkeys(found))
+
+    def is_swap(self, name: str, dm_name: str | None) -> bool:
+        return f"/dev/{name}" in self.swaps or (dm_name is not None and f"/dev/mapper/{dm_name}" in self.swaps)
+
+
+def _unescape(field_text: str) -> str:
+    # fs/proc_namespace.c mangles space, tab, newline and backslash as octal escapes (\040).
+    out, i = [], 0
+    while i < len(field_text):
+        if field_text[i] == "\\" and field_text[i + 1 : i + 4].isdigit() and i + 4 <= len(field_text):
+            out.append(chr(int(field_text[i + 1 : i + 4], 8)))
+            i += 4
+        else:
+            out.append(field_text[i])
+            i += 1
+    return "".join(out)
+
+
+def parse_mountinfo(text: str) -> MountTable:
+    """proc(5) mountinfo: 'ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPER'."""
+    by_dev: dict[str, list[str]] = {}
+    by_source: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) < 7 or "-" not in fields:
+            continue
+        sep = fields.index("-")
+        mountpoint = _unescape(fields[4])
+        by_dev.setdefault(fields[2], []).append(mountpoint)
+        if sep + 2 < len(fields):
+            by_source.setdefault(_unescape(fields[sep + 2]), []).append(mountpoint)
+    return MountTable(
+        {k: tuple(v) for k, v in by_dev.items()},
+        {k: tuple(v) for k, v in by_source.items()},
+    )
+
+
+def parse_swaps(text: str) -> frozenset[str]:
+    # /proc/swaps: a header line, then 'Filename Type Size Used Priority'.
+    return frozenset(_unescape(line.split()[0]) for line in text.splitlines()[1:] if line.split())
+
+
+def read_mount_table(root: str = "/") -> MountTable:
+    fs = Sysfs(root)
+    text = fs.read(fs.p("/proc/self/mountinfo"))
+    if text is None:
+        text = fs.read(fs.p("/proc/mountinfo")) or ""
+    table = parse_mountinfo(text)
+    swaps = fs.read(fs.p("/proc/swaps"))
+    return MountTable(table.by_dev, table.by_source, parse_swaps(swaps) if swaps else frozenset())
+
+
+def mount_of_path(path: str) -> str:
+    """The mount point that holds `path` (live system only)."""
+    path = os.path.realpath(path)
+    while not os.path.ismount(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return path

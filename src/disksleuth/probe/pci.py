@@ -1,0 +1,84 @@
+"""Every PCI function with its link, for `disksleuth links` (what `lspci -vv | grep LnkCap|LnkSta` shows)."""
+
+from __future__ import annotations
+
+import os
+
+from disksleuth.model import PciFunction
+from disksleuth.probe.block import read_pci_fn
+from disksleuth.probe.sysfs import BDF_RE, Notes, Sysfs
+
+
+def pci_role(path_bdfs_are_bridges: list[bool]) -> str:
+    """Role of the last function on a top-down path of PCI functions, given which are bridges.
+
+    PCIe alternates down- and up-facing ends: root port -> [switch upstream -> switch downstream]* ->
+    endpoint. A non-bridge at the top of the hierarchy is a root-complex integrated endpoint."""
+    expecting_port = True
+    role = "integrated"
+    for is_bridge in path_bdfs_are_bridges:
+        if expecting_port:
+            role = ("root_port" if role == "integrated" else "downstream_port") if is_bridge else "integrated"
+            expecting_port = not is_bridge
+        else:
+            role = "upstream_port" if is_bridge else "endpoint"
+            expecting_port = True
+    return role
+
+
+def list_pci_functions(sysfs_root: str = "/") -> list[PciFunction]:
+    fs = Sysfs(sysfs_root)
+    out = []
+    bus_dir = fs.p("/sys/bus/pci/devices")
+    for bdf in fs.listdir(bus_dir):
+        notes = Notes()
+        path = fs.realpath(os.path.join(bus_dir, bdf))
+        if not os.path.isdir(path):
+            notes.add(f"/sys/bus/pci/devices/{bdf} is a dangling link")
+            out.append(
+                PciFunction(
+                    bdf=bdf,
+                    vendor_device=None,
+                    class_code=None,
+                    speed_gtps=None,
+                    width=None,
+                    max_speed_gtps=None,
+                    max_width=None,
+                    parent=None,
+                    parent_max_speed_gtps=None,
+                    parent_max_width=None,
+                    driver=None,
+                    role="unknown",
+                    notes=notes.as_tuple(),
+                )
+            )
+            continue
+        fn = read_pci_fn(fs, path, notes)
+        chain = []
+        cur = path
+        while BDF_RE.match(os.path.basename(cur)):
+            chain.append(cur)
+            cur = os.path.dirname(cur)
+        bridges = [read_pci_fn(fs, p, Notes()).is_bridge for p in reversed(chain[1:])] + [fn.is_bridge]
+        parent = parent_max_speed = parent_max_width = None
+        if len(chain) > 1:
+            pfn = read_pci_fn(fs, chain[1], Notes())
+            parent, parent_max_speed, parent_max_width = pfn.bdf, pfn.max_speed, pfn.max_width
+        out.append(
+            PciFunction(
+                bdf=fn.bdf,
+                vendor_device=fn.vendor_device,
+                class_code=fn.class_code,
+                speed_gtps=fn.speed,
+                width=fn.width,
+                max_speed_gtps=fn.max_speed,
+                max_width=fn.max_width,
+                parent=parent,
+                parent_max_speed_gtps=parent_max_speed,
+                parent_max_width=parent_max_width,
+                driver=fs.link_name(os.path.join(path, "driver")),
+                role=pci_role(bridges),
+                notes=notes.as_tuple(),
+            )
+        )
+    return out

@@ -1,0 +1,89 @@
+"""The one subprocess wrapper. argv lists only (never a shell string), always a timeout,
+typed errors that carry stderr."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from disksleuth.errors import CommandFailed, CommandTimeout, ToolMissing
+
+# Debian/Ubuntu package for each external tool, for the "install it with" message.
+PACKAGES = {
+    "fio": "fio",
+    "smartctl": "smartmontools",
+    "nvme": "nvme-cli",
+    "lspci": "pciutils",
+}
+
+
+@dataclass(frozen=True)
+class Result:
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def which(tool: str) -> str | None:
+    return shutil.which(tool)
+
+
+def require(tool: str) -> str:
+    path = shutil.which(tool)
+    if path is None:
+        raise ToolMissing(tool, PACKAGES.get(tool))
+    return path
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    timeout_s: float,
+    ok_codes: Sequence[int] = (0,),
+    check: bool = True,
+) -> Result:
+    """Run argv, capture text output. Raises ToolMissing, CommandTimeout, CommandFailed.
+
+    `ok_codes` lets callers accept tools whose exit status is a bitmask (smartctl).
+    """
+    argv = [str(a) for a in argv]
+    if shutil.which(argv[0]) is None:
+        raise ToolMissing(argv[0], PACKAGES.get(argv[0]))
+    try:
+        proc = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout_s,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise CommandTimeout(argv, timeout_s) from exc
+    except OSError as exc:  # e.g. permission denied on the binary
+        raise CommandFailed(argv, 126, "", str(exc)) from exc
+    if check and proc.returncode not in ok_codes:
+        raise CommandFailed(argv, proc.returncode, proc.stdout, proc.stderr)
+    return Result(tuple(argv), proc.returncode, proc.stdout, proc.stderr)
+
+
+def popen(argv: Sequence[str]) -> subprocess.Popen[str]:
+    """Start a long-running tool (fio with a status stream) with piped text output.
+
+    The caller owns the process; it runs in its own process group so that Ctrl-C reaches us first
+    and we decide how to stop it and clean up."""
+    argv = [str(a) for a in argv]
+    if shutil.which(argv[0]) is None:
+        raise ToolMissing(argv[0], PACKAGES.get(argv[0]))
+    return subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+    )

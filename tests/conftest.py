@@ -1,0 +1,168 @@
+"""Shared fixtures: the CLI through its entry point, and real loop devices, file systems and blkio
+cgroups, each cleaned up after the test."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from disksleuth.cli import main
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "data")
+SYSFS = os.path.join(DATA, "sysfs")
+SMARTCTL_FIXTURES = os.path.join(DATA, "smartctl")
+FIO_FIXTURES = os.path.join(DATA, "fio")
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> dict:
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]):
+    """Run `disksleuth ARGS` in-process, like a runner: exit code, stdout, stderr."""
+
+    def run(*args: str) -> CliResult:
+        capsys.readouterr()
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse --help / --version / usage errors
+            code = exc.code if isinstance(exc.code, int) else 0
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
+
+
+# --- real devices ----------------------------------------------------------------------------
+
+
+def _have_loop() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root"
+    if shutil.which("losetup") is None:
+        return "losetup missing"
+    if not os.path.exists("/dev/loop-control"):
+        return "no loop device support"
+    return None
+
+
+def _have_fio() -> str | None:
+    return None if shutil.which("fio") else "fio missing"
+
+
+needs_loop = pytest.mark.skipif(_have_loop() is not None, reason=_have_loop() or "")
+needs_fio = pytest.mark.skipif(_have_fio() is not None, reason=_have_fio() or "")
+
+
+def _run(*argv: str) -> str:
+    return subprocess.run(argv, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@contextlib.contextmanager
+def loop_device(size_mb: int = 256, fill: bool = False) -> Iterator[str]:
+    """A RAM-backed loop device with direct I/O: /dev/shm image + losetup --direct-io=on."""
+    image = f"/dev/shm/disksleuth-test-{uuid.uuid4().hex[:8]}.img"
+    with open(image, "wb") as fh:
+        if fill:
+            chunk = os.urandom(1 << 20)
+            for _ in range(size_mb):
+                fh.write(chunk)
+        else:
+            fh.truncate(size_mb << 20)
+    dev = None
+    try:
+        dev = _run("losetup", "-f", "--show", "--direct-io=on", image)
+        yield dev
+    finally:
+        if dev:
+            subprocess.run(["losetup", "-d", dev], check=False)
+        os.unlink(image)
+
+
+@pytest.fixture
+def loopdev() -> Iterator[str]:
+    reason = _have_loop()
+    if reason:
+        pytest.skip(reason)
+    with loop_device() as dev:
+        yield dev
+
+
+@contextlib.contextmanager
+def mounted_ext4(dev: str) -> Iterator[str]:
+    _run("mkfs.ext4", "-q", "-F", dev)
+    mnt = f"/tmp/disksleuth-mnt-{uuid.uuid4().hex[:8]}"
+    os.makedirs(mnt)
+    try:
+        _run("mount", dev, mnt)
+        try:
+            yield mnt
+        finally:
+            subprocess.run(["umount", mnt], check=False)
+    finally:
+        os.rmdir(mnt)
+
+
+BLKIO = "/sys/fs/cgroup/blkio"
+
+
+def have_blkio() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root"
+    if not os.path.exists(os.path.join(BLKIO, "blkio.throttle.read_bps_device")):
+        return "cgroup v1 blkio throttling is not mounted"
+    return None
+
+
+@contextlib.contextmanager
+def blkio_throttle(
+    dev: str, read_bps: int | None = None, write_bps: int | None = None, write_iops: int | None = None
+) -> Iterator[str]:
+    """A cgroup v1 blkio group that throttles `dev`; yields the cgroup.procs path to join.
+
+    Children started after `echo PID > cgroup.procs` inherit the group, so tests put a shell
+    wrapper (or the test process itself for in-process runs) into it."""
+    st = os.stat(dev)
+    majmin = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+    group = os.path.join(BLKIO, f"disksleuth-test-{uuid.uuid4().hex[:8]}")
+    os.mkdir(group)
+    try:
+        for name, value in (
+            ("read_bps_device", read_bps),
+            ("write_bps_device", write_bps),
+            ("write_iops_device", write_iops),
+        ):
+            if value:
+                with open(os.path.join(group, f"blkio.throttle.{name}"), "w") as fh:
+                    fh.write(f"{majmin} {value}")
+        yield os.path.join(group, "cgroup.procs")
+    finally:
+        # Move anything still inside back to the root group, then remove ours.
+        with contextlib.suppress(OSError):
+            with open(os.path.join(group, "cgroup.procs")) as fh:
+                pids = fh.read().split()
+            for pid in pids:
+                with contextlib.suppress(OSError), open(os.path.join(BLKIO, "cgroup.procs"), "w") as out:
+                    out.write(pid)
+        os.rmdir(group)
+
+
+def in_cgroup(procs: str, argv: list[str]) -> list[str]:
+    """argv wrapped so that it runs inside the blkio group (the shell joins, then execs)."""
+    return ["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *argv]
