@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from disksleuth import __version__
-from disksleuth.errors import DisksleuthError
+from disksleuth.errors import DisksleuthError, Terminated
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -80,7 +80,7 @@ def cmd_links(args: argparse.Namespace) -> int:
 
 
 def _tool_versions() -> dict[str, str | None]:
-    from disksleuth.errors import DisksleuthError as _Err
+    from disksleuth.errors import Terminated as _Err
     from disksleuth.probe import runner
 
     versions: dict[str, str | None] = {}
@@ -110,6 +110,64 @@ def cmd_capture(args: argparse.Namespace) -> int:
         print(f"wrote {args.output}: {count} sysfs entries, serial numbers {masked}")
         print(f"read it back with: disksleuth list --sysfs-root {args.output}")
     return EXIT_OK
+
+
+# --- bench ---------------------------------------------------------------------------------
+
+
+def _events(args: argparse.Namespace):  # noqa: ANN202 - an Events implementation
+    from disksleuth.bench import QuietEvents
+
+    if args.json or not (sys.stdout.isatty() and sys.stderr.isatty()):
+        return QuietEvents()
+    from disksleuth.present.bench_view import TtyEvents
+
+    return TtyEvents()
+
+
+def _bench_options(args: argparse.Namespace, profile: str):  # noqa: ANN202
+    from disksleuth.bench import BenchOptions
+    from disksleuth.units import parse_positive, parse_size
+
+    return BenchOptions(
+        profile=profile,
+        size_bytes=parse_size(args.size) if args.size else None,
+        engine=args.engine,
+        destructive=getattr(args, "destructive", False),
+        yes=getattr(args, "yes", False),
+        interactive=sys.stdin.isatty() and sys.stderr.isatty(),
+        precondition=getattr(args, "precondition", False),
+        fixed_time_s=parse_positive(args.time, "--time") if args.time else None,
+    )
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from disksleuth.bench import run_bench
+
+    events = _events(args)
+    try:
+        run = run_bench(args.target, _bench_options(args, args.profile), events)
+    finally:
+        close = getattr(events, "close", None)
+        if close:
+            close()
+    if args.json:
+        from disksleuth.present.bench_view import run_to_dict
+        from disksleuth.present.jsonout import emit
+
+        emit(run_to_dict(run))
+    else:
+        from disksleuth.present.bench_view import render_run
+
+        render_run(run, show_commands=args.commands)
+    return EXIT_OK
+
+
+def _bench_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--size", metavar="SIZE", help="scratch file size (1G, 512MiB); on a device, test the first SIZE")
+    p.add_argument("--engine", metavar="E", help="fio ioengine (default: io_uring, else libaio, else psync)")
+    p.add_argument("--time", metavar="SECONDS", help="fixed length per test instead of stopping when stable")
+    p.add_argument("--commands", action="store_true", help="print each test's fio command line")
 
 
 # --- parser ----------------------------------------------------------------------------------
@@ -144,6 +202,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-serials", action="store_true", help="do not mask serial numbers")
     sysfs_arg(p)
 
+    from disksleuth.profiles import PROFILES
+
+    p = add("bench", cmd_bench, "measure a directory, file or block device with fio")
+    p.add_argument("target", metavar="TARGET", help="directory (a scratch file is used), file or block device")
+    p.add_argument("--profile", default="quick", choices=list(PROFILES), help="test set (default: quick)")
+    _bench_args(p)
+    p.add_argument("--destructive", action="store_true", help="allow write tests on a device or existing file")
+    p.add_argument("--yes", action="store_true", help="do not ask before destructive writes (needed without a TTY)")
+    p.add_argument("--precondition", action="store_true", help="flash profile: fill the region twice first")
     return parser
 
 
@@ -160,7 +227,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print("disksleuth: interrupted", file=sys.stderr)
-        return 130
+        return 128 + 2  # SIGINT
+    except Terminated:
+        print("disksleuth: terminated", file=sys.stderr)
+        return 128 + 15  # SIGTERM
     except BrokenPipeError:
         # Output piped into `head`: not an error worth a traceback.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -59,3 +59,8 @@ def summarise_stderr(stderr: str, max_lines: int = 3) -> str:
     """The last few meaningful lines of a tool's stderr, joined on one line."""
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
     return "; ".join(lines[-max_lines:])
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived. A BaseException like KeyboardInterrupt, so no `except Exception` swallows it
+    and every `finally` (fio stopped, scratch file removed) runs on the way out."""

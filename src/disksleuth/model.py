@@ -196,3 +196,77 @@ def worst_severity(findings: list[Finding] | tuple[Finding, ...]) -> str:
     if not findings:
         return "ok"
     return max((f.severity for f in findings), key=lambda s: SEVERITY_ORDER.get(s, 0))
+
+
+# --- benchmark results -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SeriesPoint:
+    """One status interval of a running test (per second by default)."""
+
+    t_s: float
+    read_mbps: float
+    write_mbps: float
+    iops: float
+    temperature_c: float | None = None
+
+
+@dataclass(frozen=True)
+class TestResult:
+    __test__ = False  # not a pytest test class
+
+    id: str  # "RND4K_Q32T1_read"
+    rw: str  # fio rw= value
+    bs_bytes: int
+    iodepth: int
+    numjobs: int
+    read_mbps: float | None
+    read_iops: float | None
+    write_mbps: float | None
+    write_iops: float | None
+    lat_mean_us: float | None
+    lat_p50_us: float | None
+    lat_p99_us: float | None
+    lat_p999_us: float | None
+    lat_max_us: float | None
+    runtime_s: float
+    fio_command: str
+    cache_affected: bool
+    engine: str
+    fio_version: str | None
+    rwmixread: int | None = None
+    sync: bool = False
+    direct: bool = True
+    cpu_usr_pct: float | None = None
+    cpu_sys_pct: float | None = None
+    series: tuple[SeriesPoint, ...] = ()
+    pct_of_reference: Mapping[str, float] | None = None
+    notes: tuple[str, ...] = ()
+    # Adaptive length (steady state); None when the test ran for a fixed time.
+    stability_pct: float | None = None
+    settled: bool | None = None
+    burst_mbps: float | None = None
+    sustained_mbps: float | None = None
+
+    @property
+    def writes(self) -> bool:
+        return "write" in self.rw or self.rw in ("rw", "readwrite", "randrw", "trimwrite")
+
+
+@dataclass(frozen=True)
+class Run:
+    target: str
+    profile: str
+    started_at: str  # ISO 8601, local time with offset
+    fio_version: str | None
+    engine: str
+    host: Mapping[str, Any]
+    tests: tuple[TestResult, ...]
+    id: int | None = None
+    kind: str = "bench"  # bench or check
+    device: str | None = None  # the block device the target lives on, when known
+    size_bytes: int | None = None
+    finished_at: str | None = None
+    notes: tuple[str, ...] = ()
+    reference: tuple[TestResult, ...] = ()  # the RAM-backed reference (riscos)

@@ -10,6 +10,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from disksleuth.model import Device, Finding, LinkChain, PcieHop, SataHop, UsbHop
+from disksleuth.units import fmt_bytes, fmt_mbps
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,20 +30,6 @@ def console() -> Console:
     # Off a terminal rich assumes 80 columns and truncates; a pipe or file wants whole lines.
     width = None if sys.stdout.isatty() else 200
     return Console(highlight=False, soft_wrap=False, width=width)
-
-
-def fmt_bytes(n: int | None) -> str:
-    """Decimal units, as drive vendors label capacity (MB = 10^6 bytes)."""
-    if n is None:
-        return "?"
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n} B"
-
-
-def fmt_mbps(v: float | None) -> str:
-    return f"{v:,.0f} MB/s" if v is not None else "—"
 
 
 def fmt_num(v: float | None, digits: int = 0) -> str:

@@ -13,6 +13,7 @@ class MountTable:
     by_dev: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "MAJ:MIN" -> mountpoints
     by_source: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "/dev/sda1" -> mountpoints
     swaps: frozenset[str] = frozenset()
+    fstypes: dict[str, tuple[str, str]] = field(default_factory=dict)  # mountpoint -> (fstype, source)
 
     def mountpoints_for(self, name: str, dev: str | None, dm_name: str | None) -> tuple[str, ...]:
         found: list[str] = []
@@ -44,6 +45,7 @@ def parse_mountinfo(text: str) -> MountTable:
     """proc(5) mountinfo: 'ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPER'."""
     by_dev: dict[str, list[str]] = {}
     by_source: dict[str, list[str]] = {}
+    fstypes: dict[str, tuple[str, str]] = {}
     for line in text.splitlines():
         fields = line.split()
         if len(fields) < 7 or "-" not in fields:
@@ -53,9 +55,11 @@ def parse_mountinfo(text: str) -> MountTable:
         by_dev.setdefault(fields[2], []).append(mountpoint)
         if sep + 2 < len(fields):
             by_source.setdefault(_unescape(fields[sep + 2]), []).append(mountpoint)
+            fstypes[mountpoint] = (fields[sep + 1], _unescape(fields[sep + 2]))
     return MountTable(
         {k: tuple(v) for k, v in by_dev.items()},
         {k: tuple(v) for k, v in by_source.items()},
+        fstypes=fstypes,
     )
 
 
@@ -71,7 +75,7 @@ def read_mount_table(root: str = "/") -> MountTable:
         text = fs.read(fs.p("/proc/mountinfo")) or ""
     table = parse_mountinfo(text)
     swaps = fs.read(fs.p("/proc/swaps"))
-    return MountTable(table.by_dev, table.by_source, parse_swaps(swaps) if swaps else frozenset())
+    return MountTable(table.by_dev, table.by_source, parse_swaps(swaps) if swaps else frozenset(), table.fstypes)
 
 
 def mount_of_path(path: str) -> str:

@@ -1,0 +1,134 @@
+"""From fio's report to our TestResult, per-second series, and % of a reference (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from disksleuth.model import SeriesPoint, TestResult
+from disksleuth.probe.fio import StatusSample
+from disksleuth.probe.fio_parse import FioDirection, FioJob
+from disksleuth.profiles import JobPlan, TestSpec
+
+
+def _us(ns: float | None) -> float | None:
+    return round(ns / 1000.0, 2) if ns is not None else None
+
+
+def _pct(d: FioDirection | None, p: float) -> float | None:
+    if d is None or not d.percentiles_ns:
+        return None
+    # fio keys are "99.900000"; match with a tolerance.
+    for k, v in d.percentiles_ns.items():
+        if abs(k - p) < 1e-6:
+            return _us(v)
+    return None
+
+
+def series_from_samples(samples: Sequence[StatusSample]) -> tuple[SeriesPoint, ...]:
+    """Per-interval throughput from fio's cumulative status documents.
+
+    fio resets its counters when ramp_time ends, so a drop in a cumulative counter starts a new
+    baseline rather than giving a negative rate."""
+    out: list[SeriesPoint] = []
+    prev: StatusSample | None = None
+    for s in samples:
+        if prev is not None:
+            # fio's own timestamp of each document is steadier than when we happened to read it.
+            if s.timestamp_ms is not None and prev.timestamp_ms is not None:
+                dt = (s.timestamp_ms - prev.timestamp_ms) / 1000.0
+            else:
+                dt = s.elapsed_s - prev.elapsed_s
+            d_read = s.read_bytes - prev.read_bytes
+            d_write = s.write_bytes - prev.write_bytes
+            d_ios = s.ios - prev.ios
+            if dt > 0.05 and d_read >= 0 and d_write >= 0 and d_ios >= 0:
+                out.append(
+                    SeriesPoint(
+                        t_s=round(s.elapsed_s, 2),
+                        read_mbps=round(d_read / dt / 1e6, 3),
+                        write_mbps=round(d_write / dt / 1e6, 3),
+                        iops=round(d_ios / dt, 1),
+                    )
+                )
+        prev = s
+    return tuple(out)
+
+
+def result_from_fio(
+    spec: TestSpec,
+    job: FioJob,
+    *,
+    fio_version: str | None,
+    engine: str,
+    fio_command: str,
+    plan: JobPlan,
+    cache_affected: bool,
+    series: tuple[SeriesPoint, ...] = (),
+    notes: tuple[str, ...] = (),
+) -> TestResult:
+    read, write = job.read, job.write
+    if job.mixed is not None and read is None and write is None:
+        read = job.mixed  # unified_rw_reporting: one combined figure, shown as read
+        notes = (*notes, "fio reported read and write combined (unified_rw_reporting)")
+    # Latency from the busier direction (a 75/25 mix reports its reads).
+    active = [d for d in (read, write) if d is not None and d.active]
+    lat = max(active, key=lambda d: d.total_ios) if active else None
+    runtime_ms = max((d.runtime_ms for d in active), default=0)
+    if job.percentiles_approx:
+        notes = (*notes, f"percentiles are the worst of {job.jobs_merged} jobs (no group_reporting)")
+    if lat is not None and lat.percentile_source == "clat":
+        notes = (*notes, "percentiles are completion latency (clat); this fio did not report total latency")
+
+    def mbps(d: FioDirection | None) -> float | None:
+        return round(d.bw_bytes / 1e6, 2) if d is not None and d.active else None
+
+    def iops(d: FioDirection | None) -> float | None:
+        return round(d.iops, 1) if d is not None and d.active else None
+
+    return TestResult(
+        id=spec.id,
+        rw=spec.rw,
+        bs_bytes=spec.bs_bytes,
+        iodepth=spec.iodepth,
+        numjobs=spec.numjobs,
+        read_mbps=mbps(read),
+        read_iops=iops(read),
+        write_mbps=mbps(write),
+        write_iops=iops(write),
+        lat_mean_us=_us(lat.lat_mean_ns) if lat else None,
+        lat_p50_us=_pct(lat, 50.0),
+        lat_p99_us=_pct(lat, 99.0),
+        lat_p999_us=_pct(lat, 99.9),
+        lat_max_us=_us(lat.lat_max_ns) if lat else None,
+        runtime_s=round(runtime_ms / 1000.0, 3),
+        fio_command=fio_command,
+        cache_affected=cache_affected,
+        engine=spec.engine or engine,
+        fio_version=fio_version,
+        rwmixread=spec.rwmixread,
+        sync=spec.sync,
+        direct=plan.direct,
+        cpu_usr_pct=round(job.usr_cpu, 2) if job.usr_cpu is not None else None,
+        cpu_sys_pct=round(job.sys_cpu, 2) if job.sys_cpu is not None else None,
+        series=series,
+        notes=notes,
+    )
+
+
+def with_reference(tests: Sequence[TestResult], reference: Sequence[TestResult]) -> tuple[TestResult, ...]:
+    """Each figure as a percentage of the same test on the reference (the RISC OS table's % of RAMfs)."""
+    ref = {t.id: t for t in reference}
+    out = []
+    for t in tests:
+        r = ref.get(t.id)
+        if r is None:
+            out.append(t)
+            continue
+        pct = {}
+        for key in ("read_mbps", "read_iops", "write_mbps", "write_iops"):
+            mine, theirs = getattr(t, key), getattr(r, key)
+            if mine is not None and theirs:
+                pct[key] = round(100.0 * mine / theirs, 1)
+        out.append(replace(t, pct_of_reference=pct))
+    return tuple(out)

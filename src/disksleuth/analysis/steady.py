@@ -1,0 +1,86 @@
+"""When is a test's throughput stable, and did it fall off a cliff? (pure)
+
+A test may stop once it has run its minimum time and the last WINDOW per-second samples spread by no
+more than TOLERANCE_PCT of their mean. Burst and sustained figures are reported when the first
+seconds and the last window differ by more than CLIFF_PCT: an SLC cache running out, in small.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from disksleuth.model import TestResult
+
+WINDOW = 3
+TOLERANCE_PCT = 5.0
+CLIFF_PCT = 20.0
+
+
+@dataclass(frozen=True)
+class Decision:
+    settled: bool
+    spread_pct: float | None
+    samples: int
+
+
+def spread_pct(values: Sequence[float]) -> float | None:
+    """(max - min) / mean of the values, in percent."""
+    if len(values) < 2:
+        return None
+    mean = sum(values) / len(values)
+    if mean <= 0:
+        return None
+    return 100.0 * (max(values) - min(values)) / mean
+
+
+def decide(
+    values: Sequence[float], min_samples: int, window: int = WINDOW, tolerance_pct: float = TOLERANCE_PCT
+) -> Decision:
+    """Settled when at least `min_samples` (and a full window) are in and the window is tight."""
+    spread = spread_pct(values[-window:])
+    if len(values) < max(min_samples, window) or spread is None:
+        return Decision(False, spread, len(values))
+    return Decision(spread <= tolerance_pct, spread, len(values))
+
+
+def burst_and_sustained(values: Sequence[float], window: int = WINDOW) -> tuple[float, float] | None:
+    """(burst, sustained) MB/s when they differ by more than CLIFF_PCT, else None."""
+    if len(values) < window + 2:
+        return None
+    burst = sum(values[:2]) / 2
+    sustained = sum(values[-window:]) / window
+    if burst <= 0 or abs(burst - sustained) / burst * 100.0 <= CLIFF_PCT:
+        return None
+    return burst, sustained
+
+
+def annotate(result: TestResult, ramp_s: float, stopped_early: bool, adaptive: bool) -> TestResult:
+    values = [p.read_mbps + p.write_mbps for p in result.series if p.t_s > ramp_s]
+    spread = spread_pct(values[-WINDOW:])
+    notes = list(result.notes)
+    if adaptive:
+        settled: bool | None = stopped_early
+    else:
+        settled = None if spread is None else spread <= TOLERANCE_PCT
+    if adaptive and not stopped_early:
+        spread_txt = f" (last {WINDOW} s spread {spread:.0f}%)" if spread is not None else ""
+        notes.append(f"did not settle within its maximum time{spread_txt}")
+    cliff = burst_and_sustained(values)
+    burst = sustained = None
+    if cliff:
+        burst, sustained = round(cliff[0], 1), round(cliff[1], 1)
+        if sustained < burst:
+            notes.append(
+                f"burst {burst:,.0f} MB/s fell to {sustained:,.0f} MB/s sustained (a write cache running out?)"
+            )
+        else:
+            notes.append(f"warmed up from {burst:,.0f} MB/s to {sustained:,.0f} MB/s sustained")
+    return replace(
+        result,
+        stability_pct=round(spread, 2) if spread is not None else None,
+        settled=settled,
+        burst_mbps=burst,
+        sustained_mbps=sustained,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,174 @@
+"""What a benchmark target is, which block device holds it, and the scratch file's life cycle."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from disksleuth.errors import EnvironmentProblem, UsageError
+from disksleuth.model import Device
+from disksleuth.probe.block import read_device
+from disksleuth.probe.mounts import read_mount_table
+from disksleuth.probe.sysfs import Sysfs
+
+SCRATCH_PREFIX = ".disksleuth-"
+SCRATCH_SUFFIX = ".scratch"
+
+
+@dataclass(frozen=True)
+class TargetInfo:
+    kind: str  # "dir", "file" or "block"
+    path: str  # absolute path as given
+    fstype: str | None  # file system holding a dir/file target
+    mountpoint: str | None
+    free_bytes: int | None  # for dir targets
+    size_bytes: int | None  # for file and block targets
+    device: Device | None  # the block device (a partition for a partition target)
+    disk: Device | None  # the whole disk (or backing disk) behind it, for link and health
+
+
+def _dev_name(major: int, minor: int, fs: Sysfs) -> str | None:
+    link = fs.p(f"/sys/dev/block/{major}:{minor}")
+    real = fs.realpath(link)
+    return os.path.basename(real) if os.path.isdir(real) else None
+
+
+def _whole_disk(name: str, fs: Sysfs) -> tuple[str, bool]:
+    """(whole-disk name, is_partition) for a block device name."""
+    real = fs.realpath(fs.p("/sys/class/block", name))
+    if os.path.isfile(os.path.join(real, "partition")):
+        return os.path.basename(os.path.dirname(real)), True
+    return name, False
+
+
+def backing_disks(name: str, sysfs_root: str = "/", depth: int = 0) -> list[str]:
+    """Physical disks under a dm, md or loop device (loop: the disk holding its backing file)."""
+    fs = Sysfs(sysfs_root)
+    disk, _ = _whole_disk(name, fs)
+    if depth > 8:
+        return [disk]
+    slaves = fs.listdir(fs.p("/sys/block", disk, "slaves"))
+    if slaves:
+        out: list[str] = []
+        for s in slaves:
+            out.extend(backing_disks(s, sysfs_root, depth + 1))
+        return list(dict.fromkeys(out))
+    backing = fs.read(fs.p("/sys/block", disk, "loop/backing_file"))
+    if backing and sysfs_root == "/" and os.path.exists(backing):
+        st = os.stat(backing)
+        inner = _dev_name(os.major(st.st_dev), os.minor(st.st_dev), fs)
+        if inner and inner != disk:
+            return backing_disks(inner, sysfs_root, depth + 1)
+    return [disk]
+
+
+def device_for_path(path: str, sysfs_root: str = "/") -> tuple[Device | None, Device | None]:
+    """(block device holding `path` or named by it, the whole physical disk behind it)."""
+    fs = Sysfs(sysfs_root)
+    st = os.stat(path)
+    rdev = st.st_rdev if stat.S_ISBLK(st.st_mode) else st.st_dev
+    name = _dev_name(os.major(rdev), os.minor(rdev), fs)
+    if name is None:
+        return None, None
+    mounts = read_mount_table(sysfs_root)
+    whole, is_part = _whole_disk(name, fs)
+    disk_dev = read_device(whole, sysfs_root, mounts=mounts, fs=fs)
+    device = next((p for p in disk_dev.partitions if p.name == name), disk_dev) if is_part else disk_dev
+    physical = backing_disks(whole, sysfs_root)
+    if physical and physical[0] != whole:
+        disk_dev = read_device(physical[0], sysfs_root, mounts=mounts, fs=fs)
+    return device, disk_dev
+
+
+def fs_of(path: str) -> tuple[str | None, str | None]:
+    """(fstype, mountpoint) of the file system holding `path` (live system)."""
+    table = read_mount_table("/")
+    path = os.path.realpath(path)
+    best = None
+    for mp in table.fstypes:
+        if (path == mp or path.startswith(mp.rstrip("/") + "/")) and (best is None or len(mp) > len(best)):
+            best = mp
+    if best is None:
+        return None, None
+    return table.fstypes[best][0], best
+
+
+def inspect_target(path: str) -> TargetInfo:
+    if not os.path.exists(path):
+        raise UsageError(f"{path}: no such file, directory or device")
+    path = os.path.abspath(path)
+    st = os.stat(path)
+    if stat.S_ISBLK(st.st_mode):
+        device, disk = device_for_path(path)
+        size = device.size_bytes if device else None
+        return TargetInfo("block", path, None, None, None, size, device, disk)
+    fstype, mountpoint = fs_of(path)
+    device, disk = device_for_path(path)
+    if stat.S_ISDIR(st.st_mode):
+        vfs = os.statvfs(path)
+        free = vfs.f_bavail * vfs.f_frsize
+        return TargetInfo("dir", path, fstype, mountpoint, free, None, device, disk)
+    if stat.S_ISREG(st.st_mode):
+        return TargetInfo("file", path, fstype, mountpoint, None, st.st_size, device, disk)
+    raise UsageError(f"{path}: not a directory, regular file or block device")
+
+
+def direct_io_supported(path: str) -> bool:
+    """Does the file system (or device) accept O_DIRECT for this file?"""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    except OSError as exc:
+        if exc.errno == errno.EINVAL:
+            return False
+        raise
+    os.close(fd)
+    return True
+
+
+@contextlib.contextmanager
+def scratch_file(directory: str) -> Iterator[str]:
+    """An empty scratch file in `directory`, removed on success, error, Ctrl-C or SIGTERM
+    (the caller turns SIGTERM into an exception, so this `finally` runs)."""
+    try:
+        fd, path = tempfile.mkstemp(prefix=SCRATCH_PREFIX, suffix=SCRATCH_SUFFIX, dir=directory)
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot create a scratch file in {directory}: {exc.strerror}") from exc
+    os.close(fd)
+    try:
+        yield path
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+@contextlib.contextmanager
+def ram_reference(size_bytes: int) -> Iterator[tuple[str, bool]]:
+    """A RAM-backed reference target: (path, direct I/O works).
+
+    As root, a loop device with direct I/O over a /dev/shm image, so the reference goes through the
+    block layer like the target does; otherwise a plain file on /dev/shm (tmpfs, page cache)."""
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+    image = os.path.join(shm, f"disksleuth-ref-{uuid.uuid4().hex[:8]}.img")
+    with open(image, "wb") as fh:
+        fh.truncate(size_bytes)
+    loop = None
+    try:
+        if os.geteuid() == 0:
+            res = subprocess.run(
+                ["losetup", "-f", "--show", "--direct-io=on", image], capture_output=True, text=True, check=False
+            )
+            if res.returncode == 0:
+                loop = res.stdout.strip()
+        yield (loop, True) if loop else (image, False)
+    finally:
+        if loop:
+            subprocess.run(["losetup", "-d", loop], capture_output=True, check=False)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(image)

@@ -1,0 +1,211 @@
+"""Benchmark profiles (DESIGN.md "Benchmark profiles") and the fio command line for each test (pure)."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+KIB = 1024
+MIB = 1024 * KIB
+GIB = 1024 * MIB
+
+WRITE_RW = {"write", "randwrite", "rw", "readwrite", "randrw", "trimwrite"}
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    __test__ = False  # not a pytest test class
+
+    id: str
+    rw: str  # fio rw=
+    bs_bytes: int
+    iodepth: int
+    numjobs: int = 1
+    rwmixread: int | None = None
+    sync: bool = False  # O_SYNC writes (flash profile)
+    engine: str | None = None  # a fixed engine (psync for the QD1 latency test)
+
+    @property
+    def writes(self) -> bool:
+        return self.rw in WRITE_RW
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    description: str
+    tests: tuple[TestSpec, ...]
+    runtime_s: float
+    ramp_s: float
+    scratch_size_bytes: int
+    second_half: bool = False  # flash: the region is the second half of the target
+    reference: bool = False  # riscos: a RAM-backed reference runs beside the target
+    # Adaptive length bounds (issue: fast and trustworthy measurement).
+    min_runtime_s: float | None = None
+    max_runtime_s: float | None = None
+
+
+def _seq(bs_label: str, bs: int, qd: int, jobs: int, direction: str, **kw: object) -> TestSpec:
+    rw = "read" if direction == "read" else "write"
+    return TestSpec(f"SEQ{bs_label}_Q{qd}T{jobs}_{direction}", rw, bs, qd, jobs, **kw)  # type: ignore[arg-type]
+
+
+def _rnd(qd: int, jobs: int, direction: str, **kw: object) -> TestSpec:
+    rw = "randread" if direction == "read" else "randwrite"
+    return TestSpec(f"RND4K_Q{qd}T{jobs}_{direction}", rw, 4 * KIB, qd, jobs, **kw)  # type: ignore[arg-type]
+
+
+PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile(
+            "quick",
+            "SEQ1M Q8T1 and RND4K Q32T1, read (and write when the target allows); for `check`",
+            (_seq("1M", MIB, 8, 1, "read"), _rnd(32, 1, "read"), _seq("1M", MIB, 8, 1, "write"), _rnd(32, 1, "write")),
+            # Fixed and short: three 1-second samples would already take longer than the whole test.
+            runtime_s=2.0,
+            ramp_s=0.5,
+            scratch_size_bytes=256 * MIB,
+        ),
+        Profile(
+            "standard",
+            "CrystalDiskMark/KDiskMark default set: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write",
+            tuple(
+                t
+                for pair in (
+                    (_seq("1M", MIB, 8, 1, "read"), _seq("1M", MIB, 8, 1, "write")),
+                    (_seq("1M", MIB, 1, 1, "read"), _seq("1M", MIB, 1, 1, "write")),
+                    (_rnd(32, 1, "read"), _rnd(32, 1, "write")),
+                    (_rnd(1, 1, "read"), _rnd(1, 1, "write")),
+                )
+                for t in pair
+            ),
+            runtime_s=5.0,
+            ramp_s=1.0,
+            scratch_size_bytes=1 * GIB,
+            min_runtime_s=2.0,
+            max_runtime_s=10.0,
+        ),
+        Profile(
+            "mixed",
+            "randrw 75/25, 4K, QD64, 1 job",
+            (TestSpec("RND4K_Q64T1_randrw75", "randrw", 4 * KIB, 64, 1, rwmixread=75),),
+            runtime_s=10.0,
+            ramp_s=2.0,
+            scratch_size_bytes=1 * GIB,
+            min_runtime_s=3.0,
+            max_runtime_s=20.0,
+        ),
+        Profile(
+            "homelab",
+            "seq 1M readwrite QD32 x2 jobs; randrw 4K QD32 x4 jobs; randread 4K QD1 sync (latency)",
+            (
+                TestSpec("SEQ1M_Q32T2_rw", "rw", MIB, 32, 2, rwmixread=50),
+                TestSpec("RND4K_Q32T4_randrw", "randrw", 4 * KIB, 32, 4, rwmixread=50),
+                TestSpec("RND4K_Q1T1_read_lat", "randread", 4 * KIB, 1, 1, engine="psync"),
+            ),
+            runtime_s=10.0,
+            ramp_s=2.0,
+            scratch_size_bytes=1 * GIB,
+            min_runtime_s=3.0,
+            max_runtime_s=20.0,
+        ),
+        Profile(
+            "flash",
+            "linear 1M direct read/write; random 4K read and write at QD1 with O_SYNC; second half of the target",
+            (
+                _seq("1M", MIB, 1, 1, "read"),
+                _seq("1M", MIB, 1, 1, "write"),
+                _rnd(1, 1, "read", sync=True),
+                _rnd(1, 1, "write", sync=True),
+            ),
+            runtime_s=10.0,
+            ramp_s=1.0,
+            scratch_size_bytes=512 * MIB,
+            second_half=True,
+            min_runtime_s=4.0,
+            max_runtime_s=30.0,
+        ),
+        Profile(
+            "riscos",
+            "8M sequential read/write; random 4K randrw 80/20 QD1; each as % of a RAM-backed reference",
+            (
+                _seq("8M", 8 * MIB, 1, 1, "read"),
+                _seq("8M", 8 * MIB, 1, 1, "write"),
+                TestSpec("RND4K_Q1T1_randrw80", "randrw", 4 * KIB, 1, 1, rwmixread=80),
+            ),
+            runtime_s=5.0,
+            ramp_s=1.0,
+            scratch_size_bytes=512 * MIB,
+            reference=True,
+            min_runtime_s=2.0,
+            max_runtime_s=10.0,
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class JobPlan:
+    """Where and how long one test runs."""
+
+    filename: str
+    size_bytes: int | None  # None: the whole device
+    offset_bytes: int | None
+    engine: str
+    direct: bool
+    runtime_s: float
+    ramp_s: float
+    steady_state: str | None = None  # fio --steadystate=, e.g. "bw_slope:2%"
+    steady_state_duration_s: float | None = None
+
+
+def fio_argv(spec: TestSpec, plan: JobPlan) -> list[str]:
+    """The fio command line for one test. Anyone can paste its shell form to get the same figures."""
+    argv = [
+        "fio",
+        f"--name={spec.id}",
+        f"--filename={plan.filename}",
+        f"--rw={spec.rw}",
+        f"--bs={spec.bs_bytes}",
+        f"--iodepth={spec.iodepth}",
+        f"--numjobs={spec.numjobs}",
+        f"--ioengine={spec.engine or plan.engine}",
+        f"--direct={1 if plan.direct else 0}",
+        "--group_reporting",
+        "--time_based",
+        f"--runtime={_secs(plan.runtime_s)}",
+        f"--ramp_time={_secs(plan.ramp_s)}",
+        # Fresh random offsets each run, no random map bookkeeping (as KDiskMark does).
+        "--randrepeat=0",
+        "--norandommap",
+        # Percentiles of total latency (submission + completion), only the ones we report.
+        "--lat_percentiles=1",
+        "--percentile_list=50:99:99.9",
+    ]
+    if spec.rwmixread is not None:
+        argv.append(f"--rwmixread={spec.rwmixread}")
+    if spec.writes:
+        # New random data for every write, so compression or dedupe cannot flatter the figure.
+        argv.append("--refill_buffers")
+    if spec.sync:
+        argv.append("--sync=1")
+    if plan.size_bytes is not None:
+        argv.append(f"--size={plan.size_bytes}")
+    if plan.offset_bytes:
+        argv.append(f"--offset={plan.offset_bytes}")
+    if plan.steady_state:
+        argv.append(f"--steadystate={plan.steady_state}")
+        if plan.steady_state_duration_s:
+            argv.append(f"--steadystate_duration={_secs(plan.steady_state_duration_s)}")
+    argv.append("--output-format=json")
+    return argv
+
+
+def _secs(v: float) -> str:
+    # fio takes time values with units; milliseconds keep sub-second ramps exact.
+    return f"{int(round(v * 1000))}ms" if v != int(v) else f"{int(v)}s"
+
+
+def shell_command(argv: list[str]) -> str:
+    return shlex.join(argv)

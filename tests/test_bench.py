@@ -1,0 +1,223 @@
+"""`bench` with real fio on real block devices (loop devices over tmpfs, blkio throttling)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import blkio_throttle, have_blkio, in_cgroup, loop_device, mounted_ext4, needs_fio, needs_loop
+
+from disksleuth.probe.fio_parse import aggregate, parse_fio_json
+
+pytestmark = [needs_fio]
+
+DISKSLEUTH = [sys.executable, "-m", "disksleuth"]
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _bench_json(*args: str, cgroup: str | None = None) -> dict:
+    argv = [*DISKSLEUTH, "bench", *args, "--json"]
+    if cgroup:
+        argv = in_cgroup(cgroup, argv)
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def _test(doc: dict, test_id: str) -> dict:
+    return next(t for t in doc["tests"] if t["id"] == test_id)
+
+
+@needs_loop
+def test_quick_on_loop_matches_its_own_fio_command():
+    """RND4K Q32T1 read IOPS within 10% of pasting fio_command by hand, over alternating runs."""
+    with loop_device(256, fill=True) as dev:
+        ours, bare = [], []
+        for _ in range(3):
+            doc = _bench_json(dev, "--profile", "quick")
+            assert doc["schema"] == "disksleuth/1"
+            test = _test(doc, "RND4K_Q32T1_read")
+            ours.append(test["read_iops"])
+            res = subprocess.run(shlex.split(test["fio_command"]), capture_output=True, text=True, check=True)
+            bare.append(aggregate(parse_fio_json(res.stdout)).read.iops)
+        ratio = statistics.median(ours) / statistics.median(bare)
+        assert 0.9 <= ratio <= 1.1, (ours, bare)
+        # The run carries the contract fields.
+        assert {"id", "target", "profile", "started_at", "fio_version", "engine", "host"} <= set(doc["run"])
+        for key in (
+            "rw",
+            "bs_bytes",
+            "iodepth",
+            "numjobs",
+            "read_mbps",
+            "read_iops",
+            "write_mbps",
+            "write_iops",
+            "lat_mean_us",
+            "lat_p50_us",
+            "lat_p99_us",
+            "lat_p999_us",
+            "lat_max_us",
+            "runtime_s",
+            "fio_command",
+            "cache_affected",
+        ):
+            assert key in test
+        assert test["lat_p50_us"] <= test["lat_p99_us"] <= test["lat_p999_us"] <= test["lat_max_us"]
+        assert doc["run"]["engine"] in ("io_uring", "libaio", "psync")
+
+
+@needs_loop
+def test_throttled_loop_reads_at_the_throttle():
+    reason = have_blkio()
+    if reason:
+        pytest.skip(reason)
+    # libaio, not the default io_uring: under cgroup v1 blk-throttle, io_uring reads swing between 20 and
+    # 41 MB/s run to run with bare fio 3.33 too (kernel 6.18), while libaio and psync hold 40.0-40.9.
+    with loop_device(512, fill=True) as dev, blkio_throttle(dev, read_bps=40_000_000) as procs:
+        doc = _bench_json(dev, "--profile", "quick", "--engine", "libaio", cgroup=procs)
+    seq = _test(doc, "SEQ1M_Q8T1_read")
+    assert 36.0 <= seq["read_mbps"] <= 44.0, seq["read_mbps"]
+
+
+@needs_loop
+def test_standard_profile_without_destructive_leaves_raw_device_unchanged():
+    with loop_device(128, fill=True) as dev:
+        before = _sha256(dev)
+        doc = _bench_json(dev, "--profile", "standard", "--time", "1")
+        after = _sha256(dev)
+    assert before == after
+    ids = [t["id"] for t in doc["tests"]]
+    assert ids == ["SEQ1M_Q8T1_read", "SEQ1M_Q1T1_read", "RND4K_Q32T1_read", "RND4K_Q1T1_read"]
+    assert all("--readonly" in t["fio_command"] for t in doc["tests"])
+    assert any("write tests need --destructive" in n for n in doc["run"]["notes"])
+
+
+@needs_loop
+def test_destructive_on_mounted_device_is_refused_and_files_survive():
+    with loop_device(128) as dev, mounted_ext4(dev) as mnt:
+        path = os.path.join(mnt, "precious.bin")
+        with open(path, "wb") as fh:
+            fh.write(os.urandom(1 << 20))
+        digest = _sha256(path)
+        res = subprocess.run([*DISKSLEUTH, "bench", dev, "--destructive", "--yes"], capture_output=True, text=True)
+        assert res.returncode == 2
+        assert "refusing to write" in res.stderr and "mounted" in res.stderr
+        assert "Traceback" not in res.stderr and res.stderr.count("\n") == 1
+        assert _sha256(path) == digest
+
+
+@needs_loop
+def test_destructive_without_tty_needs_yes_and_shows_identity():
+    with loop_device(64) as dev:
+        res = subprocess.run(
+            [*DISKSLEUTH, "bench", dev, "--destructive"], capture_output=True, text=True, stdin=subprocess.DEVNULL
+        )
+        assert res.returncode == 2 and "--yes" in res.stderr
+        res = subprocess.run(
+            [*DISKSLEUTH, "bench", dev, "--destructive", "--yes", "--json", "--time", "1"],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
+        assert res.returncode == 0, res.stderr
+        assert f"DESTRUCTIVE: write tests will overwrite {dev}" in res.stderr and "bytes)" in res.stderr
+        ids = [t["id"] for t in json.loads(res.stdout)["tests"]]
+        assert "RND4K_Q32T1_write" in ids
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_during_standard_leaves_directory_empty(tmp_path, sig):
+    proc = subprocess.Popen(
+        [*DISKSLEUTH, "bench", str(tmp_path), "--profile", "standard", "--size", "64M"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(4)
+    assert proc.poll() is None, proc.communicate()
+    assert os.listdir(tmp_path), "the scratch file should exist mid-run"
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    assert ("interrupted" if sig == signal.SIGINT else "terminated") in err and "Traceback" not in err
+    assert os.listdir(tmp_path) == []
+    # and no fio left behind
+    left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.strip()
+    assert left == ""
+
+
+def test_missing_fio_is_one_line_with_install_command(cli, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    res = cli("bench", str(tmp_path))
+    assert res.code == 2
+    assert res.err.strip() == "disksleuth: fio is not installed; install it with: apt-get install fio"
+
+
+@needs_loop
+def test_read_only_file_system_is_a_clear_error():
+    with loop_device(64) as dev, mounted_ext4(dev) as mnt:
+        subprocess.run(["mount", "-o", "remount,ro", mnt], check=True)
+        res = subprocess.run([*DISKSLEUTH, "bench", mnt], capture_output=True, text=True)
+        assert res.returncode == 2
+        assert "cannot create a scratch file" in res.stderr and "Read-only file system" in res.stderr
+        assert "Traceback" not in res.stderr
+
+
+def test_too_large_size_is_refused(cli, tmp_path):
+    res = cli("bench", str(tmp_path), "--size", "100T")
+    assert res.code == 2 and "more than 90%" in res.err
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--size", "lots"], "not a size"),
+        (["--time", "-3"], "--time must be positive"),
+        (["--profile", "nope"], "invalid choice"),
+    ],
+)
+def test_bad_bench_arguments(cli, tmp_path, args, needle):
+    res = cli("bench", str(tmp_path), *args)
+    assert res.code == 2 and needle in res.err and res.err.count("\n") == 1
+
+
+def test_missing_target(cli, tmp_path):
+    res = cli("bench", str(tmp_path / "nope"))
+    assert res.code == 2 and "no such file" in res.err
+
+
+def test_flash_profile_region_and_sync(tmp_path):
+    doc = _bench_json(str(tmp_path), "--profile", "flash", "--size", "64M", "--time", "1")
+    by_id = {t["id"]: t for t in doc["tests"]}
+    assert set(by_id) == {"SEQ1M_Q1T1_read", "SEQ1M_Q1T1_write", "RND4K_Q1T1_read", "RND4K_Q1T1_write"}
+    for t in by_id.values():
+        assert f"--offset={32 * 1024 * 1024}" in t["fio_command"] and f"--size={32 * 1024 * 1024}" in t["fio_command"]
+    assert by_id["RND4K_Q1T1_write"]["sync"] and "--sync=1" in by_id["RND4K_Q1T1_write"]["fio_command"]
+    assert os.listdir(tmp_path) == []
+
+
+def test_riscos_reports_percent_of_ram_reference(tmp_path):
+    doc = _bench_json(str(tmp_path), "--profile", "riscos", "--size", "64M", "--time", "1")
+    assert len(doc["reference"]) == 3
+    for t in doc["tests"]:
+        pct = t["pct_of_reference"]
+        assert pct, t["id"]
+        ref = next(r for r in doc["reference"] if r["id"] == t["id"])
+        for key, value in pct.items():
+            assert value == pytest.approx(100 * t[key] / ref[key], abs=0.1)
