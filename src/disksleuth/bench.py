@@ -11,18 +11,21 @@ import math
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 from disksleuth.analysis import steady
+from disksleuth.analysis.health import health_changes
 from disksleuth.analysis.results import result_from_fio, series_from_samples, with_reference
 from disksleuth.analysis.safety import identity_line, write_refusal
-from disksleuth.errors import SafetyRefusal, Terminated, UsageError
-from disksleuth.model import Run, TestResult
+from disksleuth.errors import DisksleuthError, SafetyRefusal, Terminated, ToolMissing, UsageError
+from disksleuth.model import Health, Run, TestResult
 from disksleuth.probe import fio, runner
 from disksleuth.probe.fio_parse import aggregate
 from disksleuth.probe.host import host_info
+from disksleuth.probe.hwmon import TemperatureSampler, hwmon_temp_input, read_temp_c
+from disksleuth.probe.smart import read_health
 from disksleuth.probe.target import (
     TargetInfo,
     direct_io_supported,
@@ -35,6 +38,7 @@ from disksleuth.profiles import MIB, PROFILES, JobPlan, Profile, TestSpec, fio_a
 MIN_SCRATCH_BYTES = 16 * MIB
 FREE_SPACE_SHARE = 0.9
 PREPARE_MAX_S = 120.0
+VIRTUAL = ("loop", "zram", "md", "dm", "virtio", "unknown")
 
 
 class Events(Protocol):
@@ -159,23 +163,21 @@ def run_bench(target_path: str, opts: BenchOptions, events: Events | None = None
     target = inspect_target(target_path)
     writes_ok, notes = _check_writes(target, opts, events)
     started = _now_iso()
-    with sigterm_as_exception():
+    watch = HealthWatch(target, notes)
+    with sigterm_as_exception(), watch:
+        ctx = _Ctx(profile, opts, events, version, watch.latest_temperature)
         if target.kind == "dir":
             size = _scratch_size(target, opts, profile)
             with scratch_file(target.path) as path:
-                results, engine, extra, used = _measure(
-                    path, size, True, writes_ok, target, profile, opts, events, version
-                )
+                results, engine, extra, used = _measure(path, size, True, writes_ok, target, ctx)
         else:
             size = target.size_bytes or 0
             if opts.size_bytes:
                 size = min(size, opts.size_bytes)
-            results, engine, extra, used = _measure(
-                target.path, size, False, writes_ok, target, profile, opts, events, version
-            )
+            results, engine, extra, used = _measure(target.path, size, False, writes_ok, target, ctx)
         reference: tuple[TestResult, ...] = ()
         if profile.reference:
-            reference = _reference(profile, opts, events, version, writes_ok, min(used, 512 * MIB))
+            reference = _reference(ctx, writes_ok, min(used, 512 * MIB))
             results = with_reference(results, reference)
     return Run(
         target=target.path,
@@ -190,7 +192,74 @@ def run_bench(target_path: str, opts: BenchOptions, events: Events | None = None
         size_bytes=used,
         notes=tuple(notes + extra),
         reference=reference,
+        health_before=watch.before,
+        health_after=watch.after,
+        health_changes=health_changes(watch.before, watch.after),
+        temperature_series=tuple(watch.sampler.samples) if watch.sampler else (),
+        temperature_source=watch.source,
     )
+
+
+class HealthWatch:
+    """Health snapshots around the run, and the drive's temperature about once a second during it.
+
+    hwmon needs no root and costs nothing; smartctl is the fallback. Missing smartctl or a device
+    without SMART only adds a note: the benchmark goes on without health."""
+
+    def __init__(self, target: TargetInfo, notes: list[str]):
+        self.target = target
+        self.notes = notes
+        self.before: Health | None = None
+        self.after: Health | None = None
+        self.sampler: TemperatureSampler | None = None
+        self.source: str | None = None
+        self.disk_path = target.disk.path if target.disk and target.disk.transport not in VIRTUAL else None
+
+    def _health(self) -> Health | None:
+        if not self.disk_path:
+            return None
+        try:
+            return read_health(self.disk_path)
+        except ToolMissing as exc:
+            self._note(f"health skipped: {exc}")
+        except DisksleuthError as exc:
+            self._note(f"health skipped: {exc}")
+        return None
+
+    def latest_temperature(self) -> float | None:
+        return self.sampler.latest if self.sampler else None
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def __enter__(self) -> HealthWatch:
+        self.before = self._health()
+        disk = self.target.disk
+        reader = None
+        if disk is not None:
+            path = hwmon_temp_input(disk.name)
+            if path:
+                reader, self.source = (lambda: read_temp_c(path)), "hwmon"
+        if reader is None and self.before is not None and self.before.temperature_c is not None:
+            disk_path = self.disk_path
+
+            def from_smartctl() -> float | None:
+                try:
+                    return read_health(disk_path, timeout_s=10).temperature_c if disk_path else None
+                except DisksleuthError:
+                    return None
+
+            reader, self.source = from_smartctl, "smartctl"
+        if reader is not None:
+            self.sampler = TemperatureSampler(reader).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.sampler:
+            self.sampler.stop()
+        if exc[0] is None:
+            self.after = self._health()
 
 
 def _fs_warnings(target: TargetInfo, direct: bool) -> tuple[bool, list[str]]:
@@ -211,17 +280,34 @@ def _fs_warnings(target: TargetInfo, direct: bool) -> tuple[bool, list[str]]:
     return cache, notes
 
 
+@dataclass(frozen=True)
+class _Ctx:
+    """What every test of one run shares."""
+
+    profile: Profile
+    opts: BenchOptions
+    events: Events
+    version: str
+    temperature: Callable[[], float | None]
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where and how the tests run on one target (the real one, or the RAM reference)."""
+
+    path: str
+    region: int
+    offset: int | None
+    engine: str
+    direct: bool
+    cache_affected: bool
+    read_only: bool
+
+
 def _measure(
-    path: str,
-    size: int,
-    scratch: bool,
-    writes_ok: bool,
-    target: TargetInfo,
-    profile: Profile,
-    opts: BenchOptions,
-    events: Events,
-    version: str,
+    path: str, size: int, scratch: bool, writes_ok: bool, target: TargetInfo, ctx: _Ctx
 ) -> tuple[list[TestResult], str, list[str], int]:
+    profile, opts, events = ctx.profile, ctx.opts, ctx.events
     notes: list[str] = []
     direct = True
     if scratch:
@@ -239,41 +325,18 @@ def _measure(
     for note in fs_notes:
         events.warn(note)
     engine = _engine(path, direct, opts)
-    offset = None
-    region = size
-    if profile.second_half:
-        offset = size // 2 // MIB * MIB
-        region = size - offset
+    offset = size // 2 // MIB * MIB if profile.second_half else None
+    where = _Where(path, size - (offset or 0), offset, engine, direct, cache_affected, read_only=not writes_ok)
     if profile.second_half and opts.precondition:
         if not writes_ok:
             raise SafetyRefusal("--precondition writes to the target: a device or existing file needs --destructive")
         for n in (1, 2):
             events.phase(f"preconditioning: random fill {n} of 2", None)
-            _fill(path, region, direct, engine, events, offset=offset, time_limit_s=None)
+            _fill(path, where.region, direct, engine, events, offset=offset, time_limit_s=None)
     specs = [s for s in profile.tests if writes_ok or not s.writes]
     if len(specs) < len(profile.tests):
-        skipped = ", ".join(s.id for s in profile.tests if s.writes and not writes_ok)
-        notes.append(f"skipped write tests: {skipped}")
-    results = []
-    for index, spec in enumerate(specs, 1):
-        results.append(
-            _run_test(
-                spec,
-                index,
-                len(specs),
-                path,
-                region,
-                offset,
-                engine,
-                direct,
-                cache_affected,
-                profile,
-                opts,
-                events,
-                version,
-                read_only=not writes_ok,
-            )
-        )
+        notes.append("skipped write tests: " + ", ".join(s.id for s in profile.tests if s.writes and not writes_ok))
+    results = [_run_test(spec, index, len(specs), where, ctx) for index, spec in enumerate(specs, 1)]
     return results, engine, notes, size
 
 
@@ -294,6 +357,7 @@ def _fill(
     offset: int | None = None,
     time_limit_s: float | None = PREPARE_MAX_S,
 ) -> int:
+    """Write `size` bytes of fresh random data; returns how much was written (all, or what fit in the time)."""
     argv = [
         "fio",
         "--name=prepare",
@@ -322,102 +386,70 @@ def _fill(
     return written // MIB * MIB if written < size else size
 
 
-def _run_test(
-    spec: TestSpec,
-    index: int,
-    total: int,
-    path: str,
-    region: int,
-    offset: int | None,
-    engine: str,
-    direct: bool,
-    cache_affected: bool,
-    profile: Profile,
-    opts: BenchOptions,
-    events: Events,
-    version: str,
-    read_only: bool,
-) -> TestResult:
-    adaptive = opts.adaptive and opts.fixed_time_s is None and profile.max_runtime_s is not None
-    runtime = opts.fixed_time_s or (profile.max_runtime_s if adaptive else profile.runtime_s)
-    plan = JobPlan(path, region, offset, engine, direct, runtime, profile.ramp_s)
+def _command(spec: TestSpec, plan: JobPlan, read_only: bool) -> list[str]:
     argv = fio_argv(spec, plan)
     if read_only:
-        argv.insert(-1, "--readonly")  # fio refuses any write: belt and braces for raw devices
+        argv.insert(-1, "--readonly")  # fio itself refuses any write: belt and braces for raw devices
+    return argv
+
+
+def _run_test(spec: TestSpec, index: int, total: int, where: _Where, ctx: _Ctx) -> TestResult:
+    profile, opts, events = ctx.profile, ctx.opts, ctx.events
+    adaptive = opts.adaptive and opts.fixed_time_s is None and profile.max_runtime_s is not None
+    runtime = opts.fixed_time_s or (profile.max_runtime_s if adaptive else profile.runtime_s) or profile.runtime_s
+    plan = JobPlan(where.path, where.region, where.offset, where.engine, where.direct, runtime, profile.ramp_s)
     events.test_start(index, total, spec, runtime + profile.ramp_s)
     live: list[fio.StatusSample] = []
-    stopper: dict[str, bool] = {"stopped": False}
+    temps: dict[float, float] = {}
+    stop_requested = False
 
     def on_status(sample: fio.StatusSample) -> None:
+        nonlocal stop_requested
         live.append(sample)
+        temp = ctx.temperature()
+        if temp is not None:
+            temps[round(sample.elapsed_s, 2)] = temp
         points = series_from_samples(live)
         if points:
             p = points[-1]
             events.status(sample.elapsed_s, p.read_mbps, p.write_mbps, p.iops)
-        if adaptive and not stopper["stopped"]:
-            measured = [pt for pt in points if pt.t_s > profile.ramp_s]
-            decision = steady.decide(
-                [pt.read_mbps + pt.write_mbps for pt in measured], min_samples=math.ceil(profile.min_runtime_s or 1)
-            )
-            if decision.settled:
-                stopper["stopped"] = True
-                proc_stop_request.append(True)
+        if adaptive and not stop_requested:
+            measured = [pt.read_mbps + pt.write_mbps for pt in points if pt.t_s > profile.ramp_s]
+            stop_requested = steady.decide(measured, min_samples=math.ceil(profile.min_runtime_s or 1)).settled
 
-    proc_stop_request: list[bool] = []
     report, samples = fio.run_job(
-        argv, timeout_s=runtime + profile.ramp_s + 120, on_status=on_status, stop_when=lambda: bool(proc_stop_request)
+        _command(spec, plan, where.read_only),
+        timeout_s=runtime + profile.ramp_s + 120,
+        on_status=on_status,
+        stop_when=lambda: stop_requested,
     )
     job = aggregate(report)
-    measured_s = max((d.runtime_ms for d in (job.read, job.write, job.mixed) if d is not None), default=0) / 1000
-    series = series_from_samples(samples)
-    result_plan = replace(plan, runtime_s=max(1.0, round(measured_s))) if stopper["stopped"] else plan
-    result_argv = fio_argv(spec, result_plan)
-    if read_only:
-        result_argv.insert(-1, "--readonly")
-    notes: tuple[str, ...] = ()
+    series = tuple(replace(p, temperature_c=temps.get(p.t_s)) for p in series_from_samples(samples))
+    if stop_requested:
+        # Record the length it really ran, so pasting the command reproduces this measurement.
+        measured_ms = max((d.runtime_ms for d in (job.read, job.write, job.mixed) if d is not None), default=0)
+        plan = replace(plan, runtime_s=max(1.0, round(measured_ms / 1000)))
     result = result_from_fio(
         spec,
         job,
-        fio_version=version,
-        engine=engine,
-        fio_command=shell_command(result_argv),
-        plan=result_plan,
-        cache_affected=cache_affected,
+        fio_version=ctx.version,
+        engine=where.engine,
+        fio_command=shell_command(_command(spec, plan, where.read_only)),
+        plan=plan,
+        cache_affected=where.cache_affected,
         series=series,
-        notes=notes,
     )
-    if adaptive or opts.fixed_time_s is None:
-        result = steady.annotate(result, ramp_s=profile.ramp_s, stopped_early=stopper["stopped"], adaptive=adaptive)
+    result = steady.annotate(result, ramp_s=profile.ramp_s, stopped_early=stop_requested, adaptive=adaptive)
     events.test_done(result)
     return result
 
 
-def _reference(
-    profile: Profile, opts: BenchOptions, events: Events, version: str, writes_ok: bool, size: int
-) -> tuple[TestResult, ...]:
-    events.phase("RAM-backed reference", None)
-    with ram_reference(max(size, 64 * MIB)) as (path, direct):
-        engine = fio.pick_engine(path, direct)
-        specs = [s for s in profile.tests if writes_ok or not s.writes]
-        out = []
-        for index, spec in enumerate(specs, 1):
-            ref_opts = replace(opts, adaptive=opts.adaptive)
-            out.append(
-                _run_test(
-                    spec,
-                    index,
-                    len(specs),
-                    path,
-                    max(size, 64 * MIB),
-                    None,
-                    engine,
-                    direct,
-                    not direct,
-                    profile,
-                    ref_opts,
-                    events,
-                    version,
-                    read_only=False,
-                )
-            )
-        return tuple(out)
+def _reference(ctx: _Ctx, writes_ok: bool, size: int) -> tuple[TestResult, ...]:
+    ctx.events.phase("RAM-backed reference", None)
+    size = max(size, 64 * MIB)
+    with ram_reference(size) as (path, direct):
+        where = _Where(
+            path, size, None, fio.pick_engine(path, direct), direct, cache_affected=not direct, read_only=False
+        )
+        specs = [s for s in ctx.profile.tests if writes_ok or not s.writes]
+        return tuple(_run_test(spec, index, len(specs), where, ctx) for index, spec in enumerate(specs, 1))

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from disksleuth import __version__
-from disksleuth.errors import DisksleuthError, Terminated
+from disksleuth.errors import DisksleuthError, ParseError, Terminated, UsageError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -170,6 +170,52 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--commands", action="store_true", help="print each test's fio command line")
 
 
+# --- health --------------------------------------------------------------------------------
+
+
+def cmd_health(args: argparse.Namespace) -> int:
+    from disksleuth.analysis.health import health_findings
+    from disksleuth.model import worst_severity
+
+    if args.from_smartctl:
+        from disksleuth.probe.smart_parse import parse_smartctl_json
+
+        try:
+            with open(args.from_smartctl, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise UsageError(f"cannot read {args.from_smartctl}: {exc.strerror}") from None
+        try:
+            health = parse_smartctl_json(text)
+        except ParseError as exc:
+            raise ParseError(f"{args.from_smartctl}: {exc}") from None
+    elif args.device:
+        from disksleuth.probe.smart import read_health
+
+        if not os.path.exists(args.device):
+            raise UsageError(f"{args.device}: no such device")
+        health = read_health(args.device)
+    else:
+        raise UsageError("give a DEVICE or --from-smartctl FILE")
+    findings = health_findings(health)
+    if args.json:
+        from disksleuth.present.health_view import device_summary, health_to_dict
+        from disksleuth.present.jsonout import emit
+
+        emit(
+            {
+                "device": device_summary(health),
+                "health": health_to_dict(health),
+                "findings": [f.to_dict() for f in findings],
+            }
+        )
+    else:
+        from disksleuth.present.health_view import render_health
+
+        render_health(health, findings)
+    return EXIT_FINDINGS if worst_severity(findings) in ("warn", "critical") else EXIT_OK
+
+
 # --- parser ----------------------------------------------------------------------------------
 
 
@@ -201,6 +247,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="FILE.tar.gz")
     p.add_argument("--keep-serials", action="store_true", help="do not mask serial numbers")
     sysfs_arg(p)
+
+    p = add("health", cmd_health, "drive health from smartctl, normalised")
+    p.add_argument("device", nargs="?", metavar="DEVICE", help="block device, e.g. /dev/nvme0n1")
+    p.add_argument("--from-smartctl", metavar="FILE", help="read a saved `smartctl -x --json` output instead")
 
     from disksleuth.profiles import PROFILES
 

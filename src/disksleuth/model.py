@@ -270,3 +270,78 @@ class Run:
     finished_at: str | None = None
     notes: tuple[str, ...] = ()
     reference: tuple[TestResult, ...] = ()  # the RAM-backed reference (riscos)
+    health_before: Health | None = None
+    health_after: Health | None = None
+    health_changes: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    temperature_series: tuple[tuple[float, float], ...] = ()  # (seconds since start, °C)
+    temperature_source: str | None = None  # "hwmon" or "smartctl"
+
+
+# --- health ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LbaFormat:
+    id: int
+    data_bytes: int
+    metadata_bytes: int
+    relative_performance: int  # NVMe RP: 0 best, 1 better, 2 good, 3 degraded
+    in_use: bool
+
+
+@dataclass(frozen=True)
+class Health:
+    """Normalised drive health. Every field is optional: many drives omit many."""
+
+    device: str | None = None
+    protocol: str | None = None  # "NVMe", "ATA", "SCSI"
+    model: str | None = None
+    serial: str | None = None
+    firmware: str | None = None
+    capacity_bytes: int | None = None
+    smart_passed: bool | None = None
+    temperature_c: float | None = None
+    temperature_warning_c: float | None = None
+    temperature_critical_c: float | None = None
+    power_on_hours: int | None = None
+    power_cycles: int | None = None
+    unsafe_shutdowns: int | None = None
+    percentage_used: int | None = None
+    available_spare_pct: int | None = None
+    available_spare_threshold_pct: int | None = None
+    media_errors: int | None = None
+    error_log_entries: int | None = None
+    critical_warning: tuple[str, ...] = ()
+    ata_reallocated_sectors: int | None = None
+    ata_pending_sectors: int | None = None
+    ata_offline_uncorrectable: int | None = None
+    ata_crc_errors: int | None = None
+    scsi_grown_defects: int | None = None
+    scsi_uncorrected_errors: int | None = None
+    sata_speed_current_gbps: float | None = None
+    sata_speed_max_gbps: float | None = None
+    lba_formats: tuple[LbaFormat, ...] = ()
+    throttle: Mapping[str, int] = field(default_factory=dict)
+    smartctl_version: str | None = None
+    exit_status: int | None = None
+    exit_status_words: tuple[str, ...] = ()
+    messages: tuple[str, ...] = ()
+
+    def counters(self) -> dict[str, int]:
+        """Counters whose growth during a run means something happened."""
+        out = {
+            k: v
+            for k, v in (
+                ("media_errors", self.media_errors),
+                ("error_log_entries", self.error_log_entries),
+                ("ata_reallocated_sectors", self.ata_reallocated_sectors),
+                ("ata_pending_sectors", self.ata_pending_sectors),
+                ("ata_offline_uncorrectable", self.ata_offline_uncorrectable),
+                ("ata_crc_errors", self.ata_crc_errors),
+                ("scsi_grown_defects", self.scsi_grown_defects),
+                ("unsafe_shutdowns", self.unsafe_shutdowns),
+            )
+            if v is not None
+        }
+        out.update({f"throttle.{k}": v for k, v in self.throttle.items()})
+        return out

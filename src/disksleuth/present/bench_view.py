@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any
 
 from disksleuth.model import Run, TestResult
+from disksleuth.present.health_view import health_to_dict
 from disksleuth.profiles import TestSpec
 from disksleuth.units import fmt_bytes
 
@@ -36,6 +37,13 @@ def run_to_dict(run: Run) -> dict[str, Any]:
         },
         "tests": [test_to_dict(t) for t in run.tests],
         "reference": [test_to_dict(t) for t in run.reference],
+        "health": {
+            "before": health_to_dict(run.health_before) if run.health_before else None,
+            "after": health_to_dict(run.health_after) if run.health_after else None,
+            "changes": {k: list(v) for k, v in run.health_changes.items()},
+            "temperature_source": run.temperature_source,
+            "temperature_series": [{"t_s": t, "temperature_c": c} for t, c in run.temperature_series],
+        },
     }
 
 
