@@ -216,6 +216,142 @@ def cmd_health(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if worst_severity(findings) in ("warn", "critical") else EXIT_OK
 
 
+# --- check / explain -------------------------------------------------------------------------
+
+
+def _resolve_device_name(arg: str, sysfs_root: str) -> str:
+    """'nvme0n1', '/dev/nvme0n1' or a partition '/dev/sda1' -> the whole-disk name in sysfs."""
+    from disksleuth.errors import DeviceNotFound
+    from disksleuth.probe.sysfs import Sysfs
+
+    fs = Sysfs(sysfs_root)
+    name = os.path.basename(arg.rstrip("/"))
+    if name.startswith("mapper") or "/mapper/" in arg:
+        real = os.path.realpath(arg)
+        name = os.path.basename(real)
+    if os.path.isdir(fs.p("/sys/block", name)):
+        return name
+    part = fs.realpath(fs.p("/sys/class/block", name))
+    if os.path.isfile(os.path.join(part, "partition")):
+        return os.path.basename(os.path.dirname(part))
+    raise DeviceNotFound(f"{arg}: no such block device" + ("" if sysfs_root == "/" else f" in {sysfs_root}"))
+
+
+def _exit_for(findings: list) -> int:
+    from disksleuth.model import worst_severity
+
+    return EXIT_FINDINGS if worst_severity(findings) in ("warn", "critical") else EXIT_OK
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from disksleuth.analysis.ceilings import link_chain
+    from disksleuth.analysis.verdicts import Figures, summary_line, verdicts
+    from disksleuth.probe.block import read_device
+    from disksleuth.units import parse_positive, parse_rate_mbps
+
+    figures = Figures(
+        seq_read_mbps=parse_rate_mbps(args.read) if args.read else None,
+        seq_write_mbps=parse_rate_mbps(args.write) if args.write else None,
+        rand_read_iops=parse_positive(args.read_iops, "--read-iops") if args.read_iops else None,
+        rand_write_iops=parse_positive(args.write_iops, "--write-iops") if args.write_iops else None,
+    )
+    root = _sysfs_root(args)
+    device = read_device(_resolve_device_name(args.device, root), root)
+    chain = link_chain(device.hops)
+    findings = verdicts(device, chain, figures)
+    summary = summary_line(device, chain, figures)
+    if args.json:
+        from disksleuth.present.check_view import figures_to_tests
+        from disksleuth.present.jsonout import device_to_dict, emit
+
+        emit(
+            {
+                "device": device_to_dict(device, chain),
+                "tests": figures_to_tests(figures),
+                "findings": [f.to_dict() for f in findings],
+                "summary": summary,
+            }
+        )
+    else:
+        from disksleuth.present.check_view import render_device_header, render_verdict
+
+        render_device_header(device, chain, None)
+        if not figures.any():
+            print("(no figures given: --read, --write, --read-iops or --write-iops add the dynamic verdicts)")
+        render_verdict(findings, summary)
+    return _exit_for(findings)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from disksleuth.analysis.ceilings import link_chain
+    from disksleuth.analysis.verdicts import figures_from_tests, summary_line, verdicts, with_drive_sata_max
+    from disksleuth.bench import run_bench
+    from disksleuth.model import Device, VirtualHop
+    from disksleuth.probe.target import inspect_target
+
+    target_path = args.target or os.getcwd()
+    target = inspect_target(target_path)
+    device = target.disk or Device(
+        name=target.fstype or "none",
+        path=target.mountpoint or target.path,
+        transport="unknown",
+        hops=(VirtualHop(target.fstype or "none", target.fstype or "none"),),
+        notes=(f"no block device behind {target.path} ({target.fstype or 'unknown'} file system)",),
+    )
+    where = f"{target.fstype} on {target.mountpoint}" if target.fstype else None
+    quiet = args.json or not sys.stdout.isatty()
+    if not quiet:
+        from disksleuth.present.check_view import render_device_header
+
+        render_device_header(device, link_chain(device.hops), None, where)
+    events = _events(args)
+    try:
+        run = run_bench(target_path, _bench_options(args, args.profile), events)
+    finally:
+        close = getattr(events, "close", None)
+        if close:
+            close()
+    run = replace(run, kind="check")
+    health = run.health_after or run.health_before
+    device = with_drive_sata_max(device, health)
+    chain = link_chain(device.hops)
+    figures = figures_from_tests(run.tests)
+    findings = verdicts(
+        device,
+        chain,
+        figures,
+        health=health,
+        health_changes=dict(run.health_changes),
+        temperature_series=run.temperature_series,
+        tests=run.tests,
+    )
+    summary = summary_line(device, chain, figures)
+    if args.json:
+        from disksleuth.present.bench_view import run_to_dict
+        from disksleuth.present.jsonout import device_to_dict, emit
+
+        doc = run_to_dict(run)
+        emit(
+            {
+                "device": device_to_dict(device, chain),
+                "run": doc["run"],
+                "tests": doc["tests"],
+                "health": doc["health"],
+                "findings": [f.to_dict() for f in findings],
+                "summary": summary,
+            }
+        )
+    else:
+        from disksleuth.present.check_view import render_check, render_device_header
+
+        if quiet:
+            render_device_header(device, chain, health, where)
+        render_check(device, chain, run, findings, summary)
+    return _exit_for(findings)
+
+
 # --- parser ----------------------------------------------------------------------------------
 
 
@@ -248,6 +384,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-serials", action="store_true", help="do not mask serial numbers")
     sysfs_arg(p)
 
+    from disksleuth.profiles import PROFILES
+
+    p = add("check", cmd_check, "the main job: link chain, health, a short benchmark, then a verdict")
+    p.add_argument("target", nargs="?", metavar="TARGET", help="directory, file or device (default: here)")
+    p.add_argument("--profile", default="quick", choices=list(PROFILES), help="test set (default: quick)")
+    _bench_args(p)
+    p.add_argument("--destructive", action="store_true", help="allow write tests on a device or existing file")
+    p.add_argument("--yes", action="store_true", help="do not ask before destructive writes (needed without a TTY)")
+
+    p = add("explain", cmd_explain, "explain a figure measured elsewhere against the device's link chain")
+    p.add_argument("device", metavar="DEVICE", help="block device, e.g. nvme0n1 or /dev/sda")
+    p.add_argument("--read", metavar="RATE", help="sequential read, e.g. 373MB/s, 1.2GB/s, 350MiB/s")
+    p.add_argument("--write", metavar="RATE", help="sequential write")
+    p.add_argument("--read-iops", metavar="N", help="4 KiB random read IOPS (any queue depth)")
+    p.add_argument("--write-iops", metavar="N", help="4 KiB random write IOPS (any queue depth)")
+    sysfs_arg(p)
+
     p = add("health", cmd_health, "drive health from smartctl, normalised")
     p.add_argument("device", nargs="?", metavar="DEVICE", help="block device, e.g. /dev/nvme0n1")
     p.add_argument("--from-smartctl", metavar="FILE", help="read a saved `smartctl -x --json` output instead")
@@ -264,9 +417,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_VALUE_OPTIONS = ("--read", "--write", "--read-iops", "--write-iops", "--time", "--size")
+
+
+def _join_negative_values(argv: list[str]) -> list[str]:
+    """argparse takes `--read -5MB/s` for two options; join them so the value gets a proper message."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        if (
+            argv[i] in _VALUE_OPTIONS
+            and i + 1 < len(argv)
+            and argv[i + 1][:2].startswith("-")
+            and argv[i + 1][1:2].isdigit()
+        ):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_join_negative_values(list(sys.argv[1:] if argv is None else argv)))
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE

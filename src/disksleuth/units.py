@@ -53,7 +53,7 @@ _RATE_UNITS = {
 
 def parse_rate_mbps(text: str) -> float:
     """'373MB/s', '1.2GB/s', '350MiB/s', '373' (MB/s) -> MB/s (10^6 bytes per second)."""
-    m = re.fullmatch(r"\s*(\d+(?:[.,]\d+)?)\s*([a-zA-Z/]*)\s*", text or "")
+    m = re.fullmatch(r"\s*(-?\d+(?:[.,]\d+)?)\s*([a-zA-Z/]*)\s*", text or "")
     if not m:
         raise UsageError(f"not a rate: {text!r} (try 373MB/s, 1.2GB/s or 350MiB/s)")
     number = float(m.group(1).replace(",", "."))

@@ -156,7 +156,10 @@ def render_run(run: Run, show_commands: bool = False) -> None:
     if has_ref:
         cols.append("% of RAM ref")
     for col in cols:
-        table.add_column(col, justify="left" if col == "test" else "right")
+        if col == "test":
+            table.add_column(col, no_wrap=True, min_width=max(len(t.id) for t in run.tests) + 2 if run.tests else 4)
+        else:
+            table.add_column(col, justify="right")
     for t in run.tests:
         row = [
             t.id + (" *" if t.cache_affected else ""),

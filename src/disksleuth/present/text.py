@@ -23,12 +23,14 @@ SEVERITY_MARK = {"ok": "✓", "info": "i", "warn": "!", "critical": "✖"}
 
 @lru_cache(maxsize=1)
 def console() -> Console:
+    import os
     import sys
 
     from rich.console import Console
 
-    # Off a terminal rich assumes 80 columns and truncates; a pipe or file wants whole lines.
-    width = None if sys.stdout.isatty() else 200
+    # Off a terminal rich assumes 80 columns and truncates tables; a pipe or file gets wider lines
+    # unless COLUMNS says otherwise.
+    width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS", "160"))
     return Console(highlight=False, soft_wrap=False, width=width)
 
 
@@ -67,13 +69,18 @@ def render_chain(chain: LinkChain, indent: str = "  ") -> None:
 
 
 def render_findings(findings: Iterable[Finding], indent: str = "  ") -> None:
+    from rich.padding import Padding
+    from rich.text import Text
+
     out = console()
+    pad = len(indent)
     for f in findings:
         style = SEVERITY_STYLE.get(f.severity, "")
         mark = SEVERITY_MARK.get(f.severity, "?")
-        out.print(f"{indent}[{style}]{mark} {f.severity:<8} {f.code}[/{style}]  {f.message}")
+        out.print(f"{indent}[{style}]{mark} {f.severity} · {f.code}[/{style}]")
+        out.print(Padding(Text(f.message), (0, 0, 0, pad + 4), expand=False))
         if f.hint:
-            out.print(f"{indent}  [dim]fix:[/dim] {f.hint}")
+            out.print(Padding(Text.assemble(("fix: ", "bold"), f.hint), (0, 0, 0, pad + 4), expand=False))
 
 
 def render_devices(rows: list[tuple[Device, LinkChain, list[Finding]]], show_partitions: bool) -> None:

@@ -204,6 +204,12 @@ def _add_device_tree(bundle: _Bundle, fs: Sysfs, start: str) -> None:
         cur = os.path.dirname(cur)
 
 
+def _add_class_links(bundle: _Bundle, fs: Sysfs, name: str, dev: str | None) -> None:
+    bundle.add(fs.p("/sys/class/block", name))
+    if dev:
+        bundle.add(fs.p("/sys/dev/block", dev))
+
+
 def collect(sysfs_root: str = "/", keep_serials: bool = False) -> _Bundle:
     fs = Sysfs(sysfs_root)
     bundle = _Bundle(fs, keep_serials)
@@ -215,12 +221,14 @@ def collect(sysfs_root: str = "/", keep_serials: bool = False) -> _Bundle:
         if not os.path.isdir(block_dir):
             continue
         bundle.add_attrs(block_dir, _BLOCK_ATTRS)
+        _add_class_links(bundle, fs, name, fs.read(os.path.join(block_dir, "dev")))
         bundle.add_links_in(os.path.join(block_dir, "holders"))
         bundle.add_links_in(os.path.join(block_dir, "slaves"))
         for part in fs.listdir(block_dir):
             part_dir = os.path.join(block_dir, part)
             if os.path.isfile(os.path.join(part_dir, "partition")):
                 bundle.add_attrs(part_dir, _PART_ATTRS)
+                _add_class_links(bundle, fs, part, fs.read(os.path.join(part_dir, "dev")))
                 bundle.add_links_in(os.path.join(part_dir, "holders"))
         _add_device_tree(bundle, fs, os.path.dirname(block_dir))
         if "nvme-subsystem" in fs.rel(block_dir).split("/"):  # native multipath head

@@ -93,6 +93,19 @@ class Tree:
         os.makedirs(self.abs(f"{path}/holders"), exist_ok=True)
         os.makedirs(self.abs(f"{path}/slaves"), exist_ok=True)
         self.link(f"/sys/block/{name}", path)
+        self.link(f"/sys/class/block/{name}", path)
+        self.link(f"/sys/dev/block/{dev}", path)
+        return path
+
+    def partition(self, disk_path: str, name: str, number: int, start: int, size: int, dev: str) -> str:
+        path = f"{disk_path}/{name}"
+        self.file(f"{path}/partition", str(number))
+        self.file(f"{path}/start", str(start))
+        self.file(f"{path}/size", str(size))
+        self.file(f"{path}/dev", dev)
+        os.makedirs(self.abs(f"{path}/holders"), exist_ok=True)
+        self.link(f"/sys/class/block/{name}", path)
+        self.link(f"/sys/dev/block/{dev}", path)
         return path
 
     def nvme(
@@ -209,11 +222,7 @@ def usb_tree(name: str, hub: str, dev_speed: str, version: str, driver: str, pro
             "28 1 8:17 / / rw,relatime shared:1 - ext4 /dev/sdb1 rw",
         ]
     )
-    t.file(f"{b}/sdb1/partition", "1")
-    t.file(f"{b}/sdb1/size", "61437952")
-    t.file(f"{b}/sdb1/start", "2048")
-    t.file(f"{b}/sdb1/dev", "8:17")
-    os.makedirs(t.abs(f"{b}/sdb1/holders"), exist_ok=True)
+    t.partition(b, "sdb1", 1, 2048, 61437952, "8:17")
 
 
 def sata_tree() -> None:

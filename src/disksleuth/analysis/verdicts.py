@@ -1,0 +1,328 @@
+"""The verdict catalogue (DESIGN.md "Verdicts"), applied to measured or given figures (pure).
+
+`check` feeds figures it measured; `explain` feeds figures the user read elsewhere. Both reach the
+same findings through `verdicts()`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from disksleuth.analysis import steady
+from disksleuth.analysis.ceilings import pcie_label, pcie_mbps, usb_mbps
+from disksleuth.analysis.health import health_findings
+from disksleuth.analysis.links import static_findings
+from disksleuth.model import Device, Finding, Health, LinkChain, PcieHop, SataHop, TestResult, UsbHop
+
+LINK_LIMITED_SHARE = 0.80
+CACHE_TOLERANCE = 1.05  # the practical ceilings are estimates; 5% above is still plausible
+POOR_RANDOM_WRITE_IOPS = 100  # a 5400 rpm laptop disk does ~90
+SD_A1 = (1500, 500)  # SD Physical Layer spec, Application Performance Class: read, write IOPS
+SD_A2 = (4000, 2000)
+HDD_MAX_SEQ_MBPS = 300  # no spinning disk streams faster than this
+HDD_MAX_RANDOM_IOPS = 500  # 15k rpm tops out near 200-300 random IOPS
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The figures verdicts reason about. MB/s sequential, IOPS 4 KiB random at any queue depth."""
+
+    seq_read_mbps: float | None = None
+    seq_write_mbps: float | None = None
+    rand_read_iops: float | None = None
+    rand_write_iops: float | None = None
+    cache_affected: bool = False
+
+    @property
+    def best_seq_mbps(self) -> float | None:
+        known = [v for v in (self.seq_read_mbps, self.seq_write_mbps) if v is not None]
+        return max(known) if known else None
+
+    def any(self) -> bool:
+        return any(
+            v is not None for v in (self.seq_read_mbps, self.seq_write_mbps, self.rand_read_iops, self.rand_write_iops)
+        )
+
+
+def figures_from_tests(tests: Sequence[TestResult]) -> Figures:
+    """Best sequential MB/s and best 4 KiB random IOPS per direction across a run's tests."""
+
+    def best(values: list[float | None]) -> float | None:
+        known = [v for v in values if v is not None]
+        return max(known) if known else None
+
+    seq = [t for t in tests if t.rw in ("read", "write", "rw", "readwrite") and t.bs_bytes >= 128 * 1024]
+    rnd = [t for t in tests if t.rw.startswith("rand") and t.bs_bytes == 4096]
+    return Figures(
+        seq_read_mbps=best([t.read_mbps for t in seq]),
+        seq_write_mbps=best([t.write_mbps for t in seq]),
+        rand_read_iops=best([t.read_iops for t in rnd]),
+        rand_write_iops=best([t.write_iops for t in rnd]),
+        cache_affected=any(t.cache_affected for t in tests),
+    )
+
+
+def _pct(part: float, whole: float) -> int:
+    return round(100 * part / whole)
+
+
+def link_limited(device: Device, chain: LinkChain, figures: Figures) -> Finding | None:
+    seq, ceiling = figures.best_seq_mbps, chain.current_ceiling_mbps
+    if seq is None or ceiling is None or chain.bottleneck is None:
+        return None
+    share = seq / ceiling
+    if share < LINK_LIMITED_SHARE or seq > ceiling * CACHE_TOLERANCE:
+        return None
+    capable = chain.capable_ceiling_mbps
+    headroom = _headroom(device, chain)
+    # A warning when the drive, or the same path at its best rates, could go faster than this link.
+    fixable = headroom is not None
+    hop = chain.bottleneck
+    message = (
+        f"Sequential throughput {seq:,.0f} MB/s is {_pct(seq, ceiling)}% of the {hop.label} link's ~{ceiling:,.0f} "
+        f"MB/s: the link is the bottleneck, not the drive."
+    )
+    if hop.fact:
+        message += f" ({hop.fact}.)"
+    if fixable:
+        hint = f"{headroom[1][0].upper()}{headroom[1][1:]}: see the link findings for how."
+    else:
+        hint = "Only a faster path lifts this: a slot or port with more lanes or a newer generation."
+    return Finding(
+        code="link_limited",
+        severity="warn" if fixable else "info",
+        message=message,
+        evidence={
+            "seq_mbps": seq,
+            "ceiling_mbps": ceiling,
+            "share_pct": _pct(seq, ceiling),
+            "link": hop.label,
+            "capable_ceiling_mbps": capable,
+        },
+        hint=hint,
+    )
+
+
+def cache_suspected(device: Device, chain: LinkChain, figures: Figures) -> Finding | None:
+    seq, ceiling = figures.best_seq_mbps, chain.current_ceiling_mbps
+    reasons = []
+    if seq is not None and ceiling is not None and seq > ceiling * CACHE_TOLERANCE:
+        reasons.append(
+            f"{seq:,.0f} MB/s is above the {chain.bottleneck.label if chain.bottleneck else 'link'} "
+            f"ceiling of ~{ceiling:,.0f} MB/s"
+        )
+    # virtio-blk and other virtual disks report rotational=1 by default; only real transports count.
+    if device.rotational and device.transport in ("sata", "sas", "scsi", "usb"):
+        if seq is not None and seq > HDD_MAX_SEQ_MBPS:
+            reasons.append(f"{seq:,.0f} MB/s is more than any spinning disk streams (~{HDD_MAX_SEQ_MBPS} MB/s)")
+        iops = max(v for v in (figures.rand_read_iops, figures.rand_write_iops, 0) if v is not None)
+        if iops > HDD_MAX_RANDOM_IOPS:
+            reasons.append(f"{iops:,.0f} random IOPS is more than a spinning disk can seek")
+    if not reasons:
+        return None
+    return Finding(
+        code="cache_suspected",
+        severity="warn",
+        message="The result is faster than the hardware allows: " + "; ".join(reasons) + ".",
+        evidence={
+            "seq_mbps": seq,
+            "ceiling_mbps": ceiling,
+            "rotational": device.rotational,
+            "rand_read_iops": figures.rand_read_iops,
+            "rand_write_iops": figures.rand_write_iops,
+        },
+        hint=(
+            "Measure with direct I/O (fio --direct=1), a test file larger than RAM and the drive's cache, and "
+            "incompressible data. Tools that read through the page cache, or compressing file systems, inflate results."
+        ),
+    )
+
+
+def poor_random_write(figures: Figures) -> Finding | None:
+    iops = figures.rand_write_iops
+    if iops is None or iops >= POOR_RANDOM_WRITE_IOPS:
+        return None
+    return Finding(
+        code="poor_random_write",
+        severity="warn",
+        message=(
+            f"4K random writes run at {iops:,.0f} IOPS, slower than a 5400 rpm laptop disk (~90 IOPS). "
+            "An OS or a database on this will stall on every small write."
+        ),
+        evidence={"rand_write_iops": iops, "threshold_iops": POOR_RANDOM_WRITE_IOPS},
+        hint=(
+            "Keep the OS and databases on an SSD (SATA, NVMe, or a USB SSD with UAS). For flash cards, an A2-rated "
+            "card or a high-endurance card does far better; move logs and swap off the card."
+        ),
+    )
+
+
+def sd_app_class(device: Device, figures: Figures) -> Finding | None:
+    if device.transport != "mmc" or (figures.rand_read_iops is None and figures.rand_write_iops is None):
+        return None
+    r, w = figures.rand_read_iops, figures.rand_write_iops
+
+    def meets(cls: tuple[int, int]) -> bool:
+        return (r is None or r >= cls[0]) and (w is None or w >= cls[1])
+
+    if meets(SD_A2):
+        return None
+    below_a1 = not meets(SD_A1)
+    measured = ", ".join(f"{label} {v:,.0f} IOPS" for label, v in (("read", r), ("write", w)) if v is not None)
+    cls = "A1 (1,500 read / 500 write IOPS)" if below_a1 else "A2 (4,000 read / 2,000 write IOPS)"
+    return Finding(
+        code="sd_app_class",
+        severity="warn" if below_a1 else "info",
+        message=f"Random 4K performance ({measured}) is below the SD Application Performance Class {cls}.",
+        evidence={"rand_read_iops": r, "rand_write_iops": w, "a1_iops": list(SD_A1), "a2_iops": list(SD_A2)},
+        hint="For an OS card choose one rated A1, better A2, from a known brand; check it with the flash profile.",
+    )
+
+
+def thermal_throttling(
+    health: Health | None,
+    health_changes: dict[str, tuple[int, int]],
+    temperature_series: Sequence[tuple[float, float]],
+    tests: Sequence[TestResult],
+) -> Finding | None:
+    """Hot (warning threshold reached, or a throttle counter grew) AND a throughput drop in the same run."""
+    peak = max((c for _, c in temperature_series), default=None)
+    limit = health.temperature_warning_c if health else None
+    hot_reasons = []
+    if peak is not None and limit is not None and peak >= limit:
+        hot_reasons.append(f"the temperature reached {peak:g} °C (warning threshold {limit:g} °C)")
+    grown = {k: v for k, v in health_changes.items() if k.startswith("throttle.")}
+    for key, (before, after) in grown.items():
+        hot_reasons.append(f"{key.removeprefix('throttle.').replace('_', ' ')} grew from {before} to {after}")
+    if not hot_reasons:
+        return None
+    dips = []
+    for t in tests:
+        values = [p.read_mbps + p.write_mbps for p in t.series]
+        cliff = steady.burst_and_sustained(values)
+        if cliff and cliff[1] < cliff[0]:
+            dips.append(f"{t.id} fell from {cliff[0]:,.0f} to {cliff[1]:,.0f} MB/s")
+    if not dips:
+        return None
+    return Finding(
+        code="thermal_throttling",
+        severity="warn",
+        message="The drive throttled: " + "; ".join(hot_reasons) + ", while " + "; ".join(dips) + ".",
+        evidence={
+            "peak_temperature_c": peak,
+            "warning_c": limit,
+            "counters": {k: list(v) for k, v in grown.items()},
+            "dips": dips,
+        },
+        hint="Give it airflow or a heatsink (M.2 drives often need one); check that a fan covers the slot.",
+    )
+
+
+def ok_finding(device: Device, chain: LinkChain, figures: Figures) -> Finding:
+    seq = figures.best_seq_mbps
+    if seq is not None and chain.current_ceiling_mbps:
+        share = _pct(seq, chain.current_ceiling_mbps)
+        message = (
+            f"Nothing wrong found: {seq:,.0f} MB/s is {share}% of the ~{chain.current_ceiling_mbps:,.0f} MB/s link."
+        )
+        evidence = {"seq_mbps": seq, "ceiling_mbps": chain.current_ceiling_mbps, "share_pct": share}
+    elif chain.current_ceiling_mbps is None and chain.hops and chain.hops[0].hop.kind == "virtual":
+        message = (
+            f"Nothing wrong found. {device.path} is a {device.transport} device with no physical link, "
+            "so there is no link ceiling to compare against."
+        )
+        evidence = {"seq_mbps": seq, "ceiling_mbps": None}
+    else:
+        message = "Nothing wrong found."
+        evidence = {"seq_mbps": seq, "ceiling_mbps": chain.current_ceiling_mbps}
+    return Finding("ok", "ok", message, evidence, "", device.name)
+
+
+def verdicts(
+    device: Device,
+    chain: LinkChain,
+    figures: Figures,
+    *,
+    health: Health | None = None,
+    health_changes: dict[str, tuple[int, int]] | None = None,
+    temperature_series: Sequence[tuple[float, float]] = (),
+    tests: Sequence[TestResult] = (),
+) -> list[Finding]:
+    """Static link findings, then dynamic and health ones; `ok` alone when nothing else applies."""
+    changes = health_changes or {}
+    found = list(static_findings(device, chain))
+    for f in (
+        link_limited(device, chain, figures),
+        cache_suspected(device, chain, figures),
+        poor_random_write(figures),
+        sd_app_class(device, figures),
+        thermal_throttling(health, changes, temperature_series, tests),
+    ):
+        if f is not None:
+            found.append(replace(f, device=device.name))
+    if health is not None:
+        found.extend(replace(f, device=device.name) for f in health_findings(health, changes))
+    return found or [ok_finding(device, chain, figures)]
+
+
+def with_drive_sata_max(device: Device, health: Health | None) -> Device:
+    """The drive's own SATA maximum (smartctl) on the SATA hop, so sata_link_downgraded can say warn."""
+    if health is None or health.sata_speed_max_gbps is None:
+        return device
+    hops = tuple(
+        replace(h, drive_max_gbps=health.sata_speed_max_gbps) if isinstance(h, SataHop) else h for h in device.hops
+    )
+    return replace(device, hops=hops)
+
+
+def summary_line(device: Device, chain: LinkChain, figures: Figures) -> str:
+    """One line: what it reads, what share of which link, and what it could do."""
+    primary = figures.seq_read_mbps if figures.seq_read_mbps is not None else figures.seq_write_mbps
+    verb = "reads" if figures.seq_read_mbps is not None else "writes"
+    parts = []
+    if primary is not None:
+        head = f"{verb} {primary:,.0f} MB/s"
+        if chain.current_ceiling_mbps and chain.bottleneck:
+            head += (
+                f", {_pct(primary, chain.current_ceiling_mbps)}% of its {chain.bottleneck.label} link "
+                f"({chain.current_ceiling_mbps:,.0f} MB/s)"
+            )
+        if figures.seq_read_mbps is not None and figures.seq_write_mbps is not None:
+            head += f", writes {figures.seq_write_mbps:,.0f} MB/s"
+        if chain.current_ceiling_mbps is None:
+            head += " (no physical link ceiling known)"
+        parts.append(head)
+    if figures.rand_read_iops is not None or figures.rand_write_iops is not None:
+        rnd = " / ".join(
+            f"{v:,.0f} {d}"
+            for d, v in (("read", figures.rand_read_iops), ("write", figures.rand_write_iops))
+            if v is not None
+        )
+        parts.append(f"4K random {rnd} IOPS")
+    could = _headroom(device, chain)
+    if could:
+        parts.append(could[1])
+    return "; ".join(parts) if parts else "no figures to judge"
+
+
+def _headroom(device: Device, chain: LinkChain) -> tuple[float, str] | None:
+    """(MB/s, words) when the drive itself, or the same path at its best rates, could beat the current ceiling."""
+    ceiling = chain.current_ceiling_mbps
+    if ceiling is None:
+        return None
+    pcie = [h for h in device.hops if isinstance(h, PcieHop)]
+    if pcie and not pcie[0].is_bridge and pcie[0].max_speed_gtps and pcie[0].max_width:
+        _, own = pcie_mbps(pcie[0].max_speed_gtps, pcie[0].max_width)
+        if own and own > ceiling * 1.05:
+            label = pcie_label(pcie[0].max_speed_gtps, pcie[0].max_width)
+            return own, f"the drive could do ~{own:,.0f} MB/s on a {label} link"
+    usb = next((h for h in device.hops if isinstance(h, UsbHop)), None)
+    if usb and usb.device_max_mbps and usb.device_max_mbps > (usb.speed_mbps or 0):
+        label, _, best = usb_mbps(usb.device_max_mbps, usb.driver)
+        if best and best > ceiling * 1.05:
+            return best, f"the device could do ~{best:,.0f} MB/s on a {label} port"
+    capable = chain.capable_ceiling_mbps
+    if capable and capable > ceiling * 1.05:
+        return capable, f"the path could carry ~{capable:,.0f} MB/s at its best rates"
+    return None

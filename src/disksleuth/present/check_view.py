@@ -1,0 +1,92 @@
+"""`check` and `explain` output."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from disksleuth.analysis.verdicts import Figures
+from disksleuth.model import Device, Finding, Health, LinkChain, Run
+from disksleuth.units import fmt_bytes
+
+
+def figures_to_tests(f: Figures) -> list[dict[str, Any]]:
+    """`explain`: the figures given on the command line, shaped like tests."""
+    out = []
+    if f.seq_read_mbps is not None or f.seq_write_mbps is not None:
+        out.append(
+            {
+                "id": "given_sequential",
+                "source": "given",
+                "read_mbps": f.seq_read_mbps,
+                "write_mbps": f.seq_write_mbps,
+                "read_iops": None,
+                "write_iops": None,
+            }
+        )
+    if f.rand_read_iops is not None or f.rand_write_iops is not None:
+        out.append(
+            {
+                "id": "given_random_4k",
+                "source": "given",
+                "bs_bytes": 4096,
+                "read_mbps": None,
+                "write_mbps": None,
+                "read_iops": f.rand_read_iops,
+                "write_iops": f.rand_write_iops,
+            }
+        )
+    return out
+
+
+def render_device_header(device: Device, chain: LinkChain, health: Health | None, where: str | None = None) -> None:
+    from disksleuth.present.text import console, render_chain
+
+    out = console()
+    line = f"[bold]{device.path}[/bold]  {device.transport}  {fmt_bytes(device.size_bytes)}"
+    if device.model:
+        line += f"  {device.model}"
+    if where:
+        line += f"  [dim]({where})[/dim]"
+    out.print(line)
+    render_chain(chain)
+    if health is not None:
+        bits = []
+        if health.smart_passed is not None:
+            bits.append("SMART " + ("PASSED" if health.smart_passed else "[red]FAILED[/red]"))
+        if health.temperature_c is not None:
+            bits.append(f"{health.temperature_c:g} °C")
+        if health.percentage_used is not None:
+            bits.append(f"{health.percentage_used}% endurance used")
+        if health.power_on_hours is not None:
+            bits.append(f"{health.power_on_hours:,} h powered on")
+        out.print("  health: " + (", ".join(bits) or "reported, nothing notable"))
+
+
+def render_verdict(findings: list[Finding], summary: str) -> None:
+    from disksleuth.present.text import console, render_findings
+
+    out = console()
+    out.print("\n[bold]Findings[/bold]")
+    render_findings(findings)
+    out.print(f"\n[bold]Summary:[/bold] {summary}")
+
+
+def render_check(device: Device, chain: LinkChain, run: Run, findings: list[Finding], summary: str) -> None:
+    from disksleuth.present.bench_view import render_run
+    from disksleuth.present.text import console
+
+    console().print()
+    render_run(run)
+    if run.temperature_series:
+        temps = [c for _, c in run.temperature_series]
+        console().print(
+            f"[dim]temperature ({run.temperature_source}): {min(temps):g}–{max(temps):g} °C "
+            f"over {len(temps)} samples[/dim]"
+        )
+    if run.health_changes:
+        console().print(
+            "[yellow]health counters that changed during the run: "
+            + ", ".join(f"{k} {b}→{a}" for k, (b, a) in run.health_changes.items())
+            + "[/yellow]"
+        )
+    render_verdict(findings, summary)
