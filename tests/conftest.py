@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,6 +16,10 @@ from dataclasses import dataclass
 import pytest
 
 from disksleuth.cli import main
+
+# Every test, and every disksleuth it starts, saves runs into a throwaway store, never ~/.local/share.
+_STORE_DIR = tempfile.mkdtemp(prefix="disksleuth-test-store-")
+os.environ["DISKSLEUTH_DB"] = f"sqlite:///{_STORE_DIR}/results.sqlite"
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
@@ -166,3 +171,7 @@ def blkio_throttle(
 def in_cgroup(procs: str, argv: list[str]) -> list[str]:
     """argv wrapped so that it runs inside the blkio group (the shell joins, then execs)."""
     return ["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *argv]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    shutil.rmtree(_STORE_DIR, ignore_errors=True)

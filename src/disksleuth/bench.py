@@ -189,6 +189,7 @@ def run_bench(target_path: str, opts: BenchOptions, events: Events | None = None
         host=host_info(version),
         tests=tuple(results),
         device=target.disk.name if target.disk else None,
+        disk=target.disk,
         size_bytes=used,
         notes=tuple(notes + extra),
         reference=reference,

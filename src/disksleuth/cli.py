@@ -151,19 +151,276 @@ def cmd_bench(args: argparse.Namespace) -> int:
         close = getattr(events, "close", None)
         if close:
             close()
+    from disksleuth.analysis.ceilings import link_chain
+    from disksleuth.present.bench_view import run_to_dict
+    from disksleuth.present.jsonout import device_to_dict
+
+    doc = run_to_dict(run)
+    if run.disk is not None:
+        doc["device"] = device_to_dict(run.disk, link_chain(run.disk.hops))
+    run = _save(args, doc, run)
     if args.json:
-        from disksleuth.present.bench_view import run_to_dict
         from disksleuth.present.jsonout import emit
 
-        emit(run_to_dict(run))
+        emit(doc)
     else:
         from disksleuth.present.bench_view import render_run
 
         render_run(run, show_commands=args.commands)
+        _say_saved(doc)
     return EXIT_OK
 
 
+def _save(args: argparse.Namespace, doc: dict, run):  # noqa: ANN001, ANN202
+    """Store the run (one transaction); fills doc["run"]["id"]. A store problem is a warning: the
+    measurement itself is still printed."""
+    from dataclasses import replace
+
+    if args.no_save:
+        return run
+    from disksleuth.store.db import Store
+
+    try:
+        with Store(args.db) as store:
+            run_id = store.save(doc, tags=args.tag or (), note=args.note)
+    except DisksleuthError as exc:
+        print(f"disksleuth: warning: the run was not saved: {exc}", file=sys.stderr)
+        return run
+    doc["run"]["id"] = run_id
+    doc["run"]["tags"] = list(dict.fromkeys(args.tag or ()))
+    doc["run"]["note"] = args.note
+    return replace(run, id=run_id)
+
+
+def _say_saved(doc: dict) -> None:
+    if doc["run"].get("id") is not None:
+        print(f"saved as run #{doc['run']['id']} (disksleuth show {doc['run']['id']}; disksleuth runs)")
+
+
+# --- results store -----------------------------------------------------------------------------
+
+
+def _store(args: argparse.Namespace):  # noqa: ANN202
+    from disksleuth.store.db import Store
+
+    return Store(args.db)
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        rows, total = store.list_runs(device=args.device, tag=args.tag, limit=args.limit or None)
+    if args.json:
+        from disksleuth.present.jsonout import emit
+
+        emit(
+            {
+                "total": total,
+                "runs": [
+                    {
+                        "id": r["id"],
+                        "started_at": r["started_at"],
+                        "target": r["target"],
+                        "device_model": r["device_model"],
+                        "device": r["device_name"],
+                        "profile": r["profile"],
+                        "kind": r["kind"],
+                        "tags": r["tags"],
+                        "summary": r["summary"],
+                        "note": r["note"],
+                    }
+                    for r in rows
+                ],
+            }
+        )
+        return EXIT_OK
+    from rich.table import Table
+
+    from disksleuth.present.text import console
+
+    if not rows:
+        console().print("No runs yet. `disksleuth check` or `disksleuth bench DIR` saves one.")
+        return EXIT_OK
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for col in ("id", "started", "kind", "profile", "device", "target", "tags", "summary"):
+        table.add_column(col, justify="right" if col == "id" else "left", overflow="fold")
+    for r in rows:
+        table.add_row(
+            str(r["id"]),
+            r["started_at"][:16].replace("T", " "),
+            r["kind"],
+            r["profile"],
+            r["device_model"] or r["device_name"] or "",
+            r["target"],
+            ", ".join(r["tags"]),
+            (r["summary"] or "")[:70],
+        )
+    console().print(table)
+    if total > len(rows):
+        console().print(f"[dim]showing the newest {len(rows)} of {total} runs; --limit 0 shows all[/dim]")
+    return EXIT_OK
+
+
+def _load_docs(args: argparse.Namespace, ids_text: list[str], with_series: bool = True) -> list[dict]:
+    from disksleuth.store.db import parse_run_ids
+
+    ids = parse_run_ids(ids_text)
+    with _store(args) as store:
+        return [store.load(i, with_series=with_series) for i in ids]
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    (doc,) = _load_docs(args, [args.run])
+    if args.json:
+        from disksleuth.present.jsonout import emit
+
+        emit(doc)
+        return EXIT_OK
+    from disksleuth.model import Finding
+    from disksleuth.present.bench_view import render_run, run_from_dict
+    from disksleuth.present.check_view import render_verdict
+    from disksleuth.present.text import console
+
+    run = doc["run"]
+    dev = doc.get("device") or {}
+    console().print(
+        f"[bold]Run #{run['id']}[/bold]  {run['started_at']}  {run['kind']}  "
+        f"{dev.get('model') or run.get('device') or ''}"
+        + (f"  tags: {', '.join(run['tags'])}" if run.get("tags") else "")
+    )
+    if run.get("note"):
+        console().print(f"note: {run['note']}")
+    render_run(run_from_dict(doc), show_commands=args.commands)
+    findings = [
+        Finding(f["code"], f["severity"], f["message"] or "", f["evidence"] or {}, f["hint"] or "")
+        for f in doc.get("findings") or []
+    ]
+    if findings or doc.get("summary"):
+        render_verdict(findings, doc.get("summary") or "")
+    return EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from disksleuth.analysis.compare import compare
+    from disksleuth.present import compare_view
+    from disksleuth.store.db import parse_run_ids
+
+    if len(args.runs) < 1:
+        raise UsageError("compare needs at least one run id")
+    docs = _load_docs(args, args.runs, with_series=False)
+    ids = [d["run"]["id"] for d in docs]
+    baseline = 0
+    if args.baseline:
+        (base_id,) = parse_run_ids([args.baseline])
+        if base_id not in ids:
+            raise UsageError(f"--baseline {base_id} is not one of the compared runs")
+        baseline = ids.index(base_id)
+    reference = None
+    if args.relative_to:
+        (ref_id,) = parse_run_ids([args.relative_to])
+        reference = (
+            next((d for d in docs if d["run"]["id"] == ref_id), None)
+            or _load_docs(args, [str(ref_id)], with_series=False)[0]
+        )
+    comparison = compare(docs, baseline=baseline, reference=reference)
+    fmt = "json" if args.json else args.format
+    if fmt == "json":
+        from disksleuth.present.jsonout import emit
+
+        emit({"comparison": compare_view.to_dict(comparison)})
+    elif fmt == "markdown":
+        sys.stdout.write(compare_view.to_markdown(comparison))
+    elif fmt == "csv":
+        sys.stdout.write(compare_view.to_csv(comparison))
+    else:
+        compare_view.render_table(comparison)
+    return EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from disksleuth.present.report import render_report
+
+    docs = _load_docs(args, args.runs)
+    text = render_report(docs)
+    try:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output}: {exc.strerror}") from None
+    if args.json:
+        from disksleuth.present.jsonout import emit
+
+        emit({"report": {"path": args.output, "runs": [d["run"]["id"] for d in docs], "bytes": len(text)}})
+    else:
+        print(f"wrote {args.output} ({len(text) // 1024} KiB, runs {', '.join(str(d['run']['id']) for d in docs)})")
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    import json
+    import time
+
+    from disksleuth import SCHEMA
+
+    docs = _load_docs(args, args.runs)
+    bundle = {"schema": SCHEMA, "kind": "export", "exported_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "runs": docs}
+    try:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            json.dump(bundle, fh, indent=1)
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output}: {exc.strerror}") from None
+    print(f"exported {len(docs)} run(s) to {args.output} (serial numbers hashed)")
+    return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    import json
+
+    from disksleuth import SCHEMA
+
+    try:
+        with open(args.file, encoding="utf-8") as fh:
+            bundle = json.load(fh)
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.file}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"{args.file}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(bundle, dict) or bundle.get("schema") != SCHEMA or not isinstance(bundle.get("runs"), list):
+        raise ParseError(f"{args.file}: not a disksleuth export (expected schema {SCHEMA} and a runs list)")
+    for i, doc in enumerate(bundle["runs"]):
+        if not (
+            isinstance(doc, dict)
+            and isinstance(doc.get("run"), dict)
+            and all(k in doc["run"] for k in ("target", "profile", "started_at"))
+        ):
+            raise ParseError(f"{args.file}: run {i + 1} is incomplete")
+    new_ids = []
+    with _store(args) as store:
+        for doc in bundle["runs"]:
+            doc["device"] = {k: v for k, v in (doc.get("device") or {}).items() if k != "serial"}
+            new_ids.append(store.save(doc, tags=doc["run"].get("tags") or (), note=doc["run"].get("note")))
+    if args.json:
+        from disksleuth.present.jsonout import emit
+
+        emit({"imported": new_ids})
+    else:
+        print(f"imported {len(new_ids)} run(s) as " + ", ".join(f"#{i}" for i in new_ids))
+    return EXIT_OK
+
+
+def _db_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--db",
+        metavar="URL",
+        help="results store: sqlite:///path or postgresql://... "
+        "(default: $DISKSLEUTH_DB, else ~/.local/share/disksleuth/results.sqlite)",
+    )
+
+
 def _bench_args(p: argparse.ArgumentParser) -> None:
+    _db_arg(p)
+    p.add_argument("--tag", action="append", metavar="TAG", help="label the saved run (repeatable)")
+    p.add_argument("--note", metavar="TEXT", help="a free-form note on the saved run")
+    p.add_argument("--no-save", action="store_true", help="do not save the run in the results store")
     p.add_argument("--size", metavar="SIZE", help="scratch file size (1G, 512MiB); on a device, test the first SIZE")
     p.add_argument("--engine", metavar="E", help="fio ioengine (default: io_uring, else libaio, else psync)")
     p.add_argument("--time", metavar="SECONDS", help="fixed length per test instead of stopping when stable")
@@ -328,27 +585,31 @@ def cmd_check(args: argparse.Namespace) -> int:
         tests=run.tests,
     )
     summary = summary_line(device, chain, figures)
-    if args.json:
-        from disksleuth.present.bench_view import run_to_dict
-        from disksleuth.present.jsonout import device_to_dict, emit
+    from disksleuth.present.bench_view import run_to_dict
+    from disksleuth.present.jsonout import device_to_dict
 
-        doc = run_to_dict(run)
-        emit(
-            {
-                "device": device_to_dict(device, chain),
-                "run": doc["run"],
-                "tests": doc["tests"],
-                "health": doc["health"],
-                "findings": [f.to_dict() for f in findings],
-                "summary": summary,
-            }
-        )
+    doc = run_to_dict(run)
+    doc = {
+        "device": device_to_dict(device, chain),
+        "run": doc["run"],
+        "tests": doc["tests"],
+        "reference": doc["reference"],
+        "health": doc["health"],
+        "findings": [f.to_dict() for f in findings],
+        "summary": summary,
+    }
+    run = _save(args, doc, run)
+    if args.json:
+        from disksleuth.present.jsonout import emit
+
+        emit(doc)
     else:
         from disksleuth.present.check_view import render_check, render_device_header
 
         if quiet:
             render_device_header(device, chain, health, where)
         render_check(device, chain, run, findings, summary)
+        _say_saved(doc)
     return _exit_for(findings)
 
 
@@ -392,6 +653,38 @@ def build_parser() -> argparse.ArgumentParser:
     _bench_args(p)
     p.add_argument("--destructive", action="store_true", help="allow write tests on a device or existing file")
     p.add_argument("--yes", action="store_true", help="do not ask before destructive writes (needed without a TTY)")
+
+    p = add("runs", cmd_runs, "list saved runs, newest first")
+    p.add_argument("--device", metavar="D", help="only runs on this device (name, model or target)")
+    p.add_argument("--tag", metavar="T", help="only runs with this tag")
+    p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N runs (0: all; default 50)")
+    _db_arg(p)
+
+    p = add("show", cmd_show, "one saved run")
+    p.add_argument("run", metavar="RUN")
+    p.add_argument("--commands", action="store_true", help="print each test's fio command line")
+    _db_arg(p)
+
+    p = add("compare", cmd_compare, "saved runs side by side, with ratios or % of a reference")
+    p.add_argument("runs", nargs="+", metavar="RUN")
+    p.add_argument("--baseline", metavar="RUN", help="ratios against this run (default: the first)")
+    p.add_argument("--relative-to", metavar="RUN", help="every figure as % of this run (e.g. a RAM disk)")
+    p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table")
+    _db_arg(p)
+
+    p = add("report", cmd_report, "a self-contained HTML report with plots")
+    p.add_argument("runs", nargs="+", metavar="RUN")
+    p.add_argument("-o", "--output", required=True, metavar="report.html")
+    _db_arg(p)
+
+    p = add("export", cmd_export, "write saved runs to a JSON file (serials stay hashed)")
+    p.add_argument("runs", nargs="+", metavar="RUN")
+    p.add_argument("-o", "--output", required=True, metavar="FILE.json")
+    _db_arg(p)
+
+    p = add("import", cmd_import, "add runs from an export file to the results store")
+    p.add_argument("file", metavar="FILE.json")
+    _db_arg(p)
 
     p = add("explain", cmd_explain, "explain a figure measured elsewhere against the device's link chain")
     p.add_argument("device", metavar="DEVICE", help="block device, e.g. nvme0n1 or /dev/sda")
@@ -460,6 +753,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Output piped into `head`: not an error worth a traceback.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
+    except Exception as exc:  # a bug: still one line, not a traceback, unless asked for
+        if os.environ.get("DISKSLEUTH_DEBUG"):
+            raise
+        print(
+            f"disksleuth: internal error: {type(exc).__name__}: {exc} (rerun with DISKSLEUTH_DEBUG=1 for "
+            "details, and please report it)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     finally:
         while _cleanups:
             _cleanups.pop()()

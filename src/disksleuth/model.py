@@ -275,6 +275,7 @@ class Run:
     health_changes: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     temperature_series: tuple[tuple[float, float], ...] = ()  # (seconds since start, °C)
     temperature_source: str | None = None  # "hwmon" or "smartctl"
+    disk: Device | None = None  # the physical disk behind the target, when there is one
 
 
 # --- health ----------------------------------------------------------------------------------

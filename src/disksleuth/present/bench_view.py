@@ -47,6 +47,45 @@ def run_to_dict(run: Run) -> dict[str, Any]:
     }
 
 
+def run_from_dict(doc: dict[str, Any]) -> Run:
+    """A stored run document back into the model, for the terminal views."""
+    from disksleuth.model import SeriesPoint
+
+    test_fields = {f.name for f in dataclasses.fields(TestResult)}
+
+    required = [
+        f.name
+        for f in dataclasses.fields(TestResult)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
+
+    def test(t: dict[str, Any]) -> TestResult:
+        kw: dict[str, Any] = {name: None for name in required}
+        kw.update({k: v for k, v in t.items() if k in test_fields})
+        kw["series"] = tuple(SeriesPoint(**p) for p in t.get("series") or [])
+        kw["notes"] = tuple(t.get("notes") or ())
+        kw["cache_affected"] = bool(kw.get("cache_affected"))
+        return TestResult(**kw)
+
+    run = doc["run"]
+    return Run(
+        id=run.get("id"),
+        kind=run.get("kind", "bench"),
+        target=run["target"],
+        profile=run["profile"],
+        started_at=run["started_at"],
+        finished_at=run.get("finished_at"),
+        fio_version=run.get("fio_version"),
+        engine=run.get("engine") or "",
+        host=run.get("host") or {},
+        device=run.get("device"),
+        size_bytes=run.get("size_bytes"),
+        notes=tuple(run.get("notes") or ()),
+        tests=tuple(test(t) for t in doc.get("tests") or []),
+        reference=tuple(test(t) for t in doc.get("reference") or []),
+    )
+
+
 class TtyEvents:
     """Live progress on stderr: per test, elapsed and total time, current MB/s and IOPS."""
 

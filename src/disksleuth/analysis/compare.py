@@ -1,0 +1,111 @@
+"""Side-by-side comparison of stored runs (pure): figures per test, ratios, % of a reference."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+METRICS = ("read_mbps", "write_mbps", "read_iops", "write_iops", "lat_p99_us")
+METRIC_LABELS = {
+    "read_mbps": "read MB/s",
+    "write_mbps": "write MB/s",
+    "read_iops": "read IOPS",
+    "write_iops": "write IOPS",
+    "lat_p99_us": "p99 latency µs",
+}
+LOWER_IS_BETTER = {"lat_p99_us"}
+
+
+@dataclass(frozen=True)
+class Row:
+    test_id: str
+    metric: str
+    values: tuple[float | None, ...]  # one per run, in the order given
+    ratios: tuple[float | None, ...]  # value / baseline value
+    pct_of_reference: tuple[float | None, ...]  # value / reference value * 100, with --relative-to
+
+
+@dataclass(frozen=True)
+class Comparison:
+    run_ids: tuple[int, ...]
+    labels: tuple[str, ...]
+    baseline: int  # index into run_ids
+    reference_id: int | None
+    rows: tuple[Row, ...]
+
+
+def run_label(doc: dict[str, Any]) -> str:
+    run = doc["run"]
+    device = (doc.get("device") or {}).get("model") or run.get("device") or run.get("target")
+    return f"#{run['id']} {device}"
+
+
+def _tests_by_id(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {t["id"]: t for t in doc.get("tests") or []}
+
+
+def compare(docs: list[dict[str, Any]], baseline: int = 0, reference: dict[str, Any] | None = None) -> Comparison:
+    order: list[str] = []
+    for doc in docs:
+        for t in doc.get("tests") or []:
+            if t["id"] not in order:
+                order.append(t["id"])
+    by_run = [_tests_by_id(d) for d in docs]
+    ref_tests = _tests_by_id(reference) if reference else {}
+    rows = []
+    for test_id in order:
+        for metric in METRICS:
+            values = tuple((tests.get(test_id) or {}).get(metric) for tests in by_run)
+            if all(v is None for v in values):
+                continue
+            if metric == "lat_p99_us" and not any(values):
+                continue
+            base = values[baseline]
+            ratios = tuple(v / base if v is not None and base else None for v in values)
+            ref_value = (ref_tests.get(test_id) or {}).get(metric)
+            pct = tuple(100.0 * v / ref_value if v is not None and ref_value else None for v in values)
+            rows.append(Row(test_id, metric, values, ratios, pct))
+    return Comparison(
+        run_ids=tuple(d["run"]["id"] for d in docs),
+        labels=tuple(run_label(d) for d in docs),
+        baseline=baseline,
+        reference_id=reference["run"]["id"] if reference else None,
+        rows=tuple(rows),
+    )
+
+
+def format_ratio(ratio: float | None) -> str:
+    """1.00x, 3.4x, 312x for gains; -38% for losses."""
+    if ratio is None:
+        return "—"
+    if ratio >= 1.0:
+        if ratio >= 100:
+            return f"{ratio:,.0f}x"
+        if ratio >= 10:
+            return f"{ratio:.1f}x"
+        return f"{ratio:.2f}x"
+    return f"-{(1.0 - ratio) * 100:.0f}%"
+
+
+def format_value(value: float | None, metric: str) -> str:
+    if value is None:
+        return "—"
+    if metric.endswith("iops") or value >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:,.1f}"
+
+
+def table_cells(c: Comparison) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of plain strings, shared by the table, Markdown and CSV outputs."""
+    header = ["test", "metric", *c.labels]
+    if c.reference_id is None:
+        header += [f"#{rid} vs #{c.run_ids[c.baseline]}" for i, rid in enumerate(c.run_ids) if i != c.baseline]
+    rows = []
+    for r in c.rows:
+        if c.reference_id is not None:
+            cells = [f"{p:.0f}%" if p is not None else "—" for p in r.pct_of_reference]
+        else:
+            cells = [format_value(v, r.metric) for v in r.values]
+            cells += [format_ratio(x) for i, x in enumerate(r.ratios) if i != c.baseline]
+        rows.append([r.test_id, METRIC_LABELS[r.metric], *cells])
+    return header, rows
