@@ -7,7 +7,6 @@ supplies (present/ draws it on a TTY, or does nothing).
 from __future__ import annotations
 
 import contextlib
-import math
 import signal
 import sys
 import time
@@ -416,7 +415,7 @@ def _run_test(spec: TestSpec, index: int, total: int, where: _Where, ctx: _Ctx) 
             events.status(sample.elapsed_s, p.read_mbps, p.write_mbps, p.iops)
         if adaptive and not stop_requested:
             measured = [pt.read_mbps + pt.write_mbps for pt in points if pt.t_s > profile.ramp_s]
-            stop_requested = steady.decide(measured, min_samples=math.ceil(profile.min_runtime_s or 1)).settled
+            stop_requested = steady.decide(measured, min_samples=profile.min_samples(spec)).settled
 
     report, samples = fio.run_job(
         _command(spec, plan, where.read_only),

@@ -43,6 +43,13 @@ class Profile:
     # Adaptive length bounds (issue: fast and trustworthy measurement).
     min_runtime_s: float | None = None
     max_runtime_s: float | None = None
+    # Writes wait longer before they may stop: a write cache can hold a steady burst for seconds and
+    # then fall off (tests/data/series/cliff.json settles on the burst with a 2 s minimum).
+    min_write_runtime_s: float | None = None
+
+    def min_samples(self, spec: TestSpec) -> int:
+        minimum = self.min_write_runtime_s if spec.writes and self.min_write_runtime_s else self.min_runtime_s
+        return max(1, round(minimum or 1))
 
 
 def _seq(bs_label: str, bs: int, qd: int, jobs: int, direction: str, **kw: object) -> TestSpec:
@@ -85,6 +92,7 @@ PROFILES: dict[str, Profile] = {
             scratch_size_bytes=1 * GIB,
             min_runtime_s=2.0,
             max_runtime_s=10.0,
+            min_write_runtime_s=5.0,
         ),
         Profile(
             "mixed",
@@ -95,6 +103,7 @@ PROFILES: dict[str, Profile] = {
             scratch_size_bytes=1 * GIB,
             min_runtime_s=3.0,
             max_runtime_s=20.0,
+            min_write_runtime_s=5.0,
         ),
         Profile(
             "homelab",
@@ -109,6 +118,7 @@ PROFILES: dict[str, Profile] = {
             scratch_size_bytes=1 * GIB,
             min_runtime_s=3.0,
             max_runtime_s=20.0,
+            min_write_runtime_s=5.0,
         ),
         Profile(
             "flash",
@@ -125,6 +135,7 @@ PROFILES: dict[str, Profile] = {
             second_half=True,
             min_runtime_s=4.0,
             max_runtime_s=30.0,
+            min_write_runtime_s=6.0,
         ),
         Profile(
             "riscos",
@@ -140,6 +151,7 @@ PROFILES: dict[str, Profile] = {
             reference=True,
             min_runtime_s=2.0,
             max_runtime_s=10.0,
+            min_write_runtime_s=4.0,
         ),
     )
 }

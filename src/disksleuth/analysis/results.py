@@ -28,21 +28,33 @@ def _pct(d: FioDirection | None, p: float) -> float | None:
 def series_from_samples(samples: Sequence[StatusSample]) -> tuple[SeriesPoint, ...]:
     """Per-interval throughput from fio's cumulative status documents.
 
-    fio resets its counters when ramp_time ends, so a drop in a cumulative counter starts a new
-    baseline rather than giving a negative rate."""
+    fio zeroes its counters when ramp_time ends (fio 3.33: `runtime` advanced 102 ms across a 1.6 s
+    interval that held the reset). Subtracting across that reset gives nonsense, so a document whose
+    runtime fell behind the wall clock is taken on its own: bytes since the reset over runtime since
+    the reset. Otherwise rates are deltas over fio's own runtime, which is steadier than our clock."""
     out: list[SeriesPoint] = []
     prev: StatusSample | None = None
     for s in samples:
         if prev is not None:
-            # fio's own timestamp of each document is steadier than when we happened to read it.
-            if s.timestamp_ms is not None and prev.timestamp_ms is not None:
-                dt = (s.timestamp_ms - prev.timestamp_ms) / 1000.0
+            wall_s = _wall_delta(prev, s)
+            point = None
+            if s.runtime_ms is not None and prev.runtime_ms is not None:
+                run_s = (s.runtime_ms - prev.runtime_ms) / 1000.0
+                if run_s < 0.5 * wall_s:  # counters were reset in between
+                    if s.runtime_ms >= 200:
+                        point = (s.read_bytes, s.write_bytes, s.ios, s.runtime_ms / 1000.0)
+                elif run_s > 0.05:
+                    point = (s.read_bytes - prev.read_bytes, s.write_bytes - prev.write_bytes, s.ios - prev.ios, run_s)
             else:
-                dt = s.elapsed_s - prev.elapsed_s
-            d_read = s.read_bytes - prev.read_bytes
-            d_write = s.write_bytes - prev.write_bytes
-            d_ios = s.ios - prev.ios
-            if dt > 0.05 and d_read >= 0 and d_write >= 0 and d_ios >= 0:
+                d_read, d_write, d_ios = (
+                    s.read_bytes - prev.read_bytes,
+                    s.write_bytes - prev.write_bytes,
+                    s.ios - prev.ios,
+                )
+                if wall_s > 0.05 and min(d_read, d_write, d_ios) >= 0:
+                    point = (d_read, d_write, d_ios, wall_s)
+            if point is not None:
+                d_read, d_write, d_ios, dt = point
                 out.append(
                     SeriesPoint(
                         t_s=round(s.elapsed_s, 2),
@@ -53,6 +65,13 @@ def series_from_samples(samples: Sequence[StatusSample]) -> tuple[SeriesPoint, .
                 )
         prev = s
     return tuple(out)
+
+
+def _wall_delta(prev: StatusSample, s: StatusSample) -> float:
+    # fio's own timestamp of each document is steadier than when we happened to read it.
+    if s.timestamp_ms is not None and prev.timestamp_ms is not None:
+        return (s.timestamp_ms - prev.timestamp_ms) / 1000.0
+    return s.elapsed_s - prev.elapsed_s
 
 
 def result_from_fio(

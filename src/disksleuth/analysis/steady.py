@@ -1,7 +1,9 @@
 """When is a test's throughput stable, and did it fall off a cliff? (pure)
 
-A test may stop once it has run its minimum time and the last WINDOW per-second samples spread by no
-more than TOLERANCE_PCT of their mean. Burst and sustained figures are reported when the first
+A test may stop once it has run its minimum time and either the last WINDOW per-second samples spread by
+no more than TOLERANCE_PCT of their mean, or (slow, quantized media: at 2 MB/s with 1 MiB blocks each
+second holds one or two I/Os) the running mean of the whole measurement moved less than DRIFT_PCT over
+the last WINDOW samples, after at least 2 x WINDOW of them. Burst and sustained figures are reported when the first
 seconds and the last window differ by more than CLIFF_PCT: an SLC cache running out, in small.
 """
 
@@ -15,6 +17,7 @@ from disksleuth.model import TestResult
 WINDOW = 3
 TOLERANCE_PCT = 5.0
 CLIFF_PCT = 20.0
+DRIFT_PCT = 1.0
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,17 @@ def decide(
     spread = spread_pct(values[-window:])
     if len(values) < max(min_samples, window) or spread is None:
         return Decision(False, spread, len(values))
-    return Decision(spread <= tolerance_pct, spread, len(values))
+    if spread <= tolerance_pct:
+        return Decision(True, spread, len(values))
+    return Decision(_mean_has_converged(values, window), spread, len(values))
+
+
+def _mean_has_converged(values: Sequence[float], window: int) -> bool:
+    if len(values) < 2 * window:
+        return False
+    now = sum(values) / len(values)
+    before = sum(values[:-window]) / (len(values) - window)
+    return now > 0 and abs(now - before) / now * 100.0 < DRIFT_PCT
 
 
 def burst_and_sustained(values: Sequence[float], window: int = WINDOW) -> tuple[float, float] | None:

@@ -84,20 +84,22 @@ class StatusSample:
     write_bytes: int
     ios: int
     timestamp_ms: int | None
+    runtime_ms: int | None = None  # fio's own time since its counters last started (ramp_time resets them)
 
 
 def _sample(report: FioReport, started: float) -> StatusSample:
-    read_b = write_b = ios = 0
+    read_b = write_b = ios = runtime = 0
     for j in report.jobs:
         for d in (j.read, j.write, j.mixed):
             if d is not None:
                 ios += d.total_ios
+                runtime = max(runtime, d.runtime_ms)
         if j.mixed is not None and j.read is None:
             read_b += j.mixed.io_bytes
         else:
             read_b += j.read.io_bytes if j.read else 0
             write_b += j.write.io_bytes if j.write else 0
-    return StatusSample(time.monotonic() - started, read_b, write_b, ios, report.timestamp_ms)
+    return StatusSample(time.monotonic() - started, read_b, write_b, ios, report.timestamp_ms, runtime)
 
 
 def run_job(
