@@ -144,3 +144,9 @@ def test_every_profile_builds_valid_commands():
     quick_ids = {s.id for s in PROFILES["quick"].tests}
     assert {"RND4K_Q32T1_read", "SEQ1M_Q8T1_read"} <= quick_ids
     assert len(PROFILES["standard"].tests) == 8
+
+
+def test_profile_names_for_the_parser_match_the_profiles():
+    from disksleuth import PROFILE_NAMES
+
+    assert tuple(PROFILES) == PROFILE_NAMES

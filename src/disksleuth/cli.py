@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 from collections.abc import Callable, Sequence
 
-from disksleuth import __version__
+from disksleuth import PROFILE_NAMES, __version__
 from disksleuth.errors import DisksleuthError, ParseError, Terminated, UsageError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -28,11 +27,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _sysfs_root(args: argparse.Namespace) -> str:
-    from disksleuth.probe.capture import open_root
-
     root = getattr(args, "sysfs_root", None) or "/"
     if root == "/":
         return root
+    import shutil
+
+    from disksleuth.probe.capture import open_root
+
     return open_root(root, lambda tmp: _cleanups.append(lambda: shutil.rmtree(tmp, ignore_errors=True)))
 
 
@@ -393,11 +394,10 @@ def cmd_import(args: argparse.Namespace) -> int:
             and all(k in doc["run"] for k in ("target", "profile", "started_at"))
         ):
             raise ParseError(f"{args.file}: run {i + 1} is incomplete")
-    new_ids = []
-    with _store(args) as store:
-        for doc in bundle["runs"]:
-            doc["device"] = {k: v for k, v in (doc.get("device") or {}).items() if k != "serial"}
-            new_ids.append(store.save(doc, tags=doc["run"].get("tags") or (), note=doc["run"].get("note")))
+    for doc in bundle["runs"]:
+        doc["device"] = {k: v for k, v in (doc.get("device") or {}).items() if k != "serial"}
+    with _store(args) as store:  # all runs or none
+        new_ids = store.save_many((doc, doc["run"].get("tags") or (), doc["run"].get("note")) for doc in bundle["runs"])
     if args.json:
         from disksleuth.present.jsonout import emit
 
@@ -645,11 +645,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-serials", action="store_true", help="do not mask serial numbers")
     sysfs_arg(p)
 
-    from disksleuth.profiles import PROFILES
-
     p = add("check", cmd_check, "the main job: link chain, health, a short benchmark, then a verdict")
     p.add_argument("target", nargs="?", metavar="TARGET", help="directory, file or device (default: here)")
-    p.add_argument("--profile", default="quick", choices=list(PROFILES), help="test set (default: quick)")
+    p.add_argument("--profile", default="quick", choices=PROFILE_NAMES, help="test set (default: quick)")
     _bench_args(p)
     p.add_argument("--destructive", action="store_true", help="allow write tests on a device or existing file")
     p.add_argument("--yes", action="store_true", help="do not ask before destructive writes (needed without a TTY)")
@@ -698,11 +696,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("device", nargs="?", metavar="DEVICE", help="block device, e.g. /dev/nvme0n1")
     p.add_argument("--from-smartctl", metavar="FILE", help="read a saved `smartctl -x --json` output instead")
 
-    from disksleuth.profiles import PROFILES
-
     p = add("bench", cmd_bench, "measure a directory, file or block device with fio")
     p.add_argument("target", metavar="TARGET", help="directory (a scratch file is used), file or block device")
-    p.add_argument("--profile", default="quick", choices=list(PROFILES), help="test set (default: quick)")
+    p.add_argument("--profile", default="quick", choices=PROFILE_NAMES, help="test set (default: quick)")
     _bench_args(p)
     p.add_argument("--destructive", action="store_true", help="allow write tests on a device or existing file")
     p.add_argument("--yes", action="store_true", help="do not ask before destructive writes (needed without a TTY)")
@@ -733,8 +729,12 @@ def _join_negative_values(argv: list[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list == ["--version"]:  # the common probe of scripts: answer before building every parser
+        print(f"disksleuth {__version__}")
+        return EXIT_OK
     parser = build_parser()
-    args = parser.parse_args(_join_negative_values(list(sys.argv[1:] if argv is None else argv)))
+    args = parser.parse_args(_join_negative_values(args_list))
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE

@@ -7,7 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+
+# Annotations only: importing typing (even for typing.TYPE_CHECKING) costs ~3 ms at start-up.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 SEVERITY_ORDER = {"ok": 0, "info": 1, "warn": 2, "critical": 3}
 
@@ -148,25 +153,6 @@ class Device:
         return tuple(mps)
 
 
-@dataclass(frozen=True)
-class PciFunction:
-    """One PCI function as `links` shows it (NICs and HBAs too)."""
-
-    bdf: str
-    vendor_device: str | None
-    class_code: int | None
-    speed_gtps: float | None
-    width: int | None
-    max_speed_gtps: float | None
-    max_width: int | None
-    parent: str | None  # the port above, when it is a PCI function
-    parent_max_speed_gtps: float | None
-    parent_max_width: int | None
-    driver: str | None
-    role: str = "endpoint"  # root_port, upstream_port, downstream_port, endpoint, integrated
-    notes: tuple[str, ...] = ()
-
-
 # --- findings --------------------------------------------------------------------------------
 
 
@@ -198,151 +184,13 @@ def worst_severity(findings: list[Finding] | tuple[Finding, ...]) -> str:
     return max((f.severity for f in findings), key=lambda s: SEVERITY_ORDER.get(s, 0))
 
 
-# --- benchmark results -----------------------------------------------------------------------
+# The run and health models live in model_run; `list` and `--version` never load them.
+_LAZY = {"SeriesPoint", "TestResult", "Run", "LbaFormat", "Health", "PciFunction"}
 
 
-@dataclass(frozen=True)
-class SeriesPoint:
-    """One status interval of a running test (per second by default)."""
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from disksleuth import model_run
 
-    t_s: float
-    read_mbps: float
-    write_mbps: float
-    iops: float
-    temperature_c: float | None = None
-
-
-@dataclass(frozen=True)
-class TestResult:
-    __test__ = False  # not a pytest test class
-
-    id: str  # "RND4K_Q32T1_read"
-    rw: str  # fio rw= value
-    bs_bytes: int
-    iodepth: int
-    numjobs: int
-    read_mbps: float | None
-    read_iops: float | None
-    write_mbps: float | None
-    write_iops: float | None
-    lat_mean_us: float | None
-    lat_p50_us: float | None
-    lat_p99_us: float | None
-    lat_p999_us: float | None
-    lat_max_us: float | None
-    runtime_s: float
-    fio_command: str
-    cache_affected: bool
-    engine: str
-    fio_version: str | None
-    rwmixread: int | None = None
-    sync: bool = False
-    direct: bool = True
-    cpu_usr_pct: float | None = None
-    cpu_sys_pct: float | None = None
-    series: tuple[SeriesPoint, ...] = ()
-    pct_of_reference: Mapping[str, float] | None = None
-    notes: tuple[str, ...] = ()
-    # Adaptive length (steady state); None when the test ran for a fixed time.
-    stability_pct: float | None = None
-    settled: bool | None = None
-    burst_mbps: float | None = None
-    sustained_mbps: float | None = None
-
-    @property
-    def writes(self) -> bool:
-        return "write" in self.rw or self.rw in ("rw", "readwrite", "randrw", "trimwrite")
-
-
-@dataclass(frozen=True)
-class Run:
-    target: str
-    profile: str
-    started_at: str  # ISO 8601, local time with offset
-    fio_version: str | None
-    engine: str
-    host: Mapping[str, Any]
-    tests: tuple[TestResult, ...]
-    id: int | None = None
-    kind: str = "bench"  # bench or check
-    device: str | None = None  # the block device the target lives on, when known
-    size_bytes: int | None = None
-    finished_at: str | None = None
-    notes: tuple[str, ...] = ()
-    reference: tuple[TestResult, ...] = ()  # the RAM-backed reference (riscos)
-    health_before: Health | None = None
-    health_after: Health | None = None
-    health_changes: Mapping[str, tuple[int, int]] = field(default_factory=dict)
-    temperature_series: tuple[tuple[float, float], ...] = ()  # (seconds since start, °C)
-    temperature_source: str | None = None  # "hwmon" or "smartctl"
-    disk: Device | None = None  # the physical disk behind the target, when there is one
-
-
-# --- health ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LbaFormat:
-    id: int
-    data_bytes: int
-    metadata_bytes: int
-    relative_performance: int  # NVMe RP: 0 best, 1 better, 2 good, 3 degraded
-    in_use: bool
-
-
-@dataclass(frozen=True)
-class Health:
-    """Normalised drive health. Every field is optional: many drives omit many."""
-
-    device: str | None = None
-    protocol: str | None = None  # "NVMe", "ATA", "SCSI"
-    model: str | None = None
-    serial: str | None = None
-    firmware: str | None = None
-    capacity_bytes: int | None = None
-    smart_passed: bool | None = None
-    temperature_c: float | None = None
-    temperature_warning_c: float | None = None
-    temperature_critical_c: float | None = None
-    power_on_hours: int | None = None
-    power_cycles: int | None = None
-    unsafe_shutdowns: int | None = None
-    percentage_used: int | None = None
-    available_spare_pct: int | None = None
-    available_spare_threshold_pct: int | None = None
-    media_errors: int | None = None
-    error_log_entries: int | None = None
-    critical_warning: tuple[str, ...] = ()
-    ata_reallocated_sectors: int | None = None
-    ata_pending_sectors: int | None = None
-    ata_offline_uncorrectable: int | None = None
-    ata_crc_errors: int | None = None
-    scsi_grown_defects: int | None = None
-    scsi_uncorrected_errors: int | None = None
-    sata_speed_current_gbps: float | None = None
-    sata_speed_max_gbps: float | None = None
-    lba_formats: tuple[LbaFormat, ...] = ()
-    throttle: Mapping[str, int] = field(default_factory=dict)
-    smartctl_version: str | None = None
-    exit_status: int | None = None
-    exit_status_words: tuple[str, ...] = ()
-    messages: tuple[str, ...] = ()
-
-    def counters(self) -> dict[str, int]:
-        """Counters whose growth during a run means something happened."""
-        out = {
-            k: v
-            for k, v in (
-                ("media_errors", self.media_errors),
-                ("error_log_entries", self.error_log_entries),
-                ("ata_reallocated_sectors", self.ata_reallocated_sectors),
-                ("ata_pending_sectors", self.ata_pending_sectors),
-                ("ata_offline_uncorrectable", self.ata_offline_uncorrectable),
-                ("ata_crc_errors", self.ata_crc_errors),
-                ("scsi_grown_defects", self.scsi_grown_defects),
-                ("unsafe_shutdowns", self.unsafe_shutdowns),
-            )
-            if v is not None
-        }
-        out.update({f"throttle.{k}": v for k, v in self.throttle.items()})
-        return out
+        return getattr(model_run, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -346,54 +346,62 @@ class Store:
 
     def save(self, doc: dict[str, Any], tags: Sequence[str] = (), note: str | None = None) -> int:
         """Write one run document (the shape `bench --json` / `check --json` print) in one transaction."""
+        with self.engine.begin() as conn:
+            return self._insert(conn, doc, tags, note)
+
+    def save_many(self, docs: Iterable[tuple[dict[str, Any], Sequence[str], str | None]]) -> list[int]:
+        """Several runs (document, tags, note) in one transaction: all or none."""
+        with self.engine.begin() as conn:
+            return [self._insert(conn, doc, tags, note) for doc, tags, note in docs]
+
+    def _insert(self, conn: Connection, doc: dict[str, Any], tags: Sequence[str], note: str | None) -> int:
         run = doc["run"]
         device = doc.get("device") or {}
         host = run.get("host") or {}
-        with self.engine.begin() as conn:
-            run_id = conn.execute(
-                RUNS.insert().values(
-                    kind=run.get("kind", "bench"),
-                    started_at=run["started_at"],
-                    finished_at=run.get("finished_at"),
-                    target=run["target"],
-                    profile=run["profile"],
-                    engine=run.get("engine"),
-                    fio_version=run.get("fio_version"),
-                    hostname=host.get("hostname"),
-                    kernel=host.get("kernel"),
-                    cpu=host.get("cpu"),
-                    disksleuth_version=host.get("disksleuth_version"),
-                    device_name=device.get("name") or run.get("device"),
-                    device_model=device.get("model"),
-                    device_firmware=device.get("firmware"),
-                    device_capacity_bytes=device.get("size_bytes"),
-                    device_serial_sha256=device.get("serial_sha256") or serial_hash(device.get("serial")),
-                    device_transport=device.get("transport"),
-                    size_bytes=run.get("size_bytes"),
-                    summary=doc.get("summary"),
-                    host_json=_j(host),
-                    device_json=_j(_without_serial(device)),
-                    health_json=_j(doc.get("health")),
-                    notes_json=_j(run.get("notes") or []),
-                    note=note,
+        run_id = conn.execute(
+            RUNS.insert().values(
+                kind=run.get("kind", "bench"),
+                started_at=run["started_at"],
+                finished_at=run.get("finished_at"),
+                target=run["target"],
+                profile=run["profile"],
+                engine=run.get("engine"),
+                fio_version=run.get("fio_version"),
+                hostname=host.get("hostname"),
+                kernel=host.get("kernel"),
+                cpu=host.get("cpu"),
+                disksleuth_version=host.get("disksleuth_version"),
+                device_name=device.get("name") or run.get("device"),
+                device_model=device.get("model"),
+                device_firmware=device.get("firmware"),
+                device_capacity_bytes=device.get("size_bytes"),
+                device_serial_sha256=device.get("serial_sha256") or serial_hash(device.get("serial")),
+                device_transport=device.get("transport"),
+                size_bytes=run.get("size_bytes"),
+                summary=doc.get("summary"),
+                host_json=_j(host),
+                device_json=_j(_without_serial(device)),
+                health_json=_j(doc.get("health")),
+                notes_json=_j(run.get("notes") or []),
+                note=note,
+            )
+        ).inserted_primary_key[0]
+        for is_ref, tests in ((False, doc.get("tests") or []), (True, doc.get("reference") or [])):
+            for pos, t in enumerate(tests):
+                self._save_test(conn, run_id, pos, is_ref, t)
+        for f in doc.get("findings") or []:
+            conn.execute(
+                FINDINGS.insert().values(
+                    run_id=run_id,
+                    code=f["code"],
+                    severity=f["severity"],
+                    message=f.get("message"),
+                    evidence_json=_j(f.get("evidence")),
+                    hint=f.get("hint"),
                 )
-            ).inserted_primary_key[0]
-            for is_ref, tests in ((False, doc.get("tests") or []), (True, doc.get("reference") or [])):
-                for pos, t in enumerate(tests):
-                    self._save_test(conn, run_id, pos, is_ref, t)
-            for f in doc.get("findings") or []:
-                conn.execute(
-                    FINDINGS.insert().values(
-                        run_id=run_id,
-                        code=f["code"],
-                        severity=f["severity"],
-                        message=f.get("message"),
-                        evidence_json=_j(f.get("evidence")),
-                        hint=f.get("hint"),
-                    )
-                )
-            for tag in dict.fromkeys(tags):
-                conn.execute(TAGS.insert().values(run_id=run_id, tag=tag))
+            )
+        for tag in dict.fromkeys(tags):
+            conn.execute(TAGS.insert().values(run_id=run_id, tag=tag))
         return int(run_id)
 
     def _save_test(self, conn: Connection, run_id: int, pos: int, is_ref: bool, t: dict[str, Any]) -> None:

@@ -1,0 +1,346 @@
+"""Benchmarks of disksleuth itself. One command, as root, after ./quickstart test:
+
+    .venv/bin/python benchmarks/run.py            # writes docs/PERFORMANCE.md
+    .venv/bin/python benchmarks/run.py --no-write # only prints the table
+
+Each benchmark prints its figure, its target and whether the target holds:
+- fidelity: disksleuth's figure against bare fio running the same job, on a loop device over tmpfs,
+  over alternating runs (target: within 3%);
+- engine choice: the default engine's RND4K Q32T1 read IOPS against the best of io_uring, libaio and
+  psync, measured in the same run (target: at least 95% of the best);
+- time to result: the standard profile's wall time (target: 60 s for all eight tests, under a third of
+  KDiskMark's 200 s of measuring) and each figure against a long reference run of bare fio (10 s after
+  ramp) of the same job (target: within 10%);
+- start-up: `disksleuth --version` and `disksleuth list --json` against `python3 -c pass`
+  (targets: at most 4x and 6x);
+- store scale: `runs` and `compare` with 10,000 runs in SQLite (target: under 0.5 s);
+- slow media: the flash profile on a loop device throttled through cgroup blkio to 2 MB/s writes
+  (targets: finishes within the profile's maximum time; write figures within 10% of the throttle).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import json
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "src"))
+
+from disksleuth.probe.fio_parse import aggregate, parse_fio_json  # noqa: E402
+from disksleuth.profiles import PROFILES  # noqa: E402
+
+PY = sys.executable
+DISKSLEUTH = [PY, "-m", "disksleuth"]
+BLKIO = "/sys/fs/cgroup/blkio"
+
+
+@dataclass
+class Result:
+    name: str
+    figure: str
+    target: str
+    holds: bool | None  # None: could not be measured here
+    detail: str = ""
+
+
+def sh(argv: list[str], **kw) -> subprocess.CompletedProcess[str]:  # noqa: ANN003
+    return subprocess.run(argv, capture_output=True, text=True, check=True, **kw)
+
+
+@contextlib.contextmanager
+def loop_device(size_mb: int, fill: bool = True) -> Iterator[str]:
+    image = f"/dev/shm/ds-bench-{uuid.uuid4().hex[:6]}.img"
+    if fill:
+        sh(["dd", "if=/dev/urandom", f"of={image}", "bs=1M", f"count={size_mb}", "status=none"])
+    else:
+        with open(image, "wb") as fh:
+            fh.truncate(size_mb << 20)
+    dev = sh(["losetup", "-f", "--show", "--direct-io=on", image]).stdout.strip()
+    try:
+        yield dev
+    finally:
+        subprocess.run(["losetup", "-d", dev], check=False)
+        os.unlink(image)
+
+
+@contextlib.contextmanager
+def blkio_group(dev: str, **limits: int) -> Iterator[str]:
+    st = os.stat(dev)
+    majmin = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+    group = os.path.join(BLKIO, f"ds-bench-{uuid.uuid4().hex[:6]}")
+    os.mkdir(group)
+    try:
+        for key, value in limits.items():
+            with open(os.path.join(group, f"blkio.throttle.{key}"), "w") as fh:
+                fh.write(f"{majmin} {value}")
+        yield os.path.join(group, "cgroup.procs")
+    finally:
+        with contextlib.suppress(OSError), open(os.path.join(group, "cgroup.procs")) as fh:
+            for pid in fh.read().split():
+                with contextlib.suppress(OSError), open(os.path.join(BLKIO, "cgroup.procs"), "w") as out:
+                    out.write(pid)
+        os.rmdir(group)
+
+
+def disksleuth_json(*args: str, procs: str | None = None, timeout: float = 900) -> tuple[dict, float]:
+    argv = [*DISKSLEUTH, *args, "--json", "--no-save"]
+    if procs:
+        argv = ["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *argv]
+    started = time.monotonic()
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    elapsed = time.monotonic() - started
+    if res.returncode not in (0, 1):
+        raise RuntimeError(f"disksleuth {' '.join(args)} failed: {res.stderr.strip()}")
+    return json.loads(res.stdout), elapsed
+
+
+def bare_fio(command: str, **replace: str) -> dict:
+    argv = shlex.split(command)
+    for key, value in replace.items():
+        argv = [a for a in argv if not a.startswith(f"--{key}=")] + [f"--{key}={value}"]
+    job = aggregate(parse_fio_json(sh(argv).stdout))
+    read, write = job.read, job.write
+    return {
+        "read_mbps": read.bw_bytes / 1e6 if read and read.active else None,
+        "read_iops": read.iops if read and read.active else None,
+        "write_mbps": write.bw_bytes / 1e6 if write and write.active else None,
+        "write_iops": write.iops if write and write.active else None,
+    }
+
+
+def wall(argv: list[str], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+# --- the benchmarks ----------------------------------------------------------------------------
+
+
+def bench_startup() -> list[Result]:
+    # An installed package has bytecode (pip compiles it at install time); an editable checkout run with
+    # PYTHONDONTWRITEBYTECODE=1 would recompile every module on every start. Measure the installed state.
+    sh([PY, "-m", "compileall", "-q", os.path.join(ROOT, "src", "disksleuth")])
+    base = wall([PY, "-c", "pass"], 41)
+    version = wall([*DISKSLEUTH, "--version"], 41)
+    listing = wall([*DISKSLEUTH, "list", "--json"], 41)
+    return [
+        Result("start-up: --version", f"{version * 1000:.0f} ms = {version / base:.1f}x python -c pass "
+               f"({base * 1000:.0f} ms)", "<= 4x", version / base <= 4),
+        Result("start-up: list --json", f"{listing * 1000:.0f} ms = {listing / base:.1f}x", "<= 6x",
+               listing / base <= 6),
+    ]
+
+
+def bench_store(runs: int = 10_000) -> list[Result]:
+    from disksleuth.store.db import Store
+
+    tmp = tempfile.mkdtemp(prefix="ds-bench-store-")
+    url = f"sqlite:///{tmp}/results.sqlite"
+    try:
+        doc = json.load(open(os.path.join(HERE, "sample_run.json")))  # noqa: SIM115
+        with Store(url) as store:
+            batch = []
+            for i in range(runs):
+                d = json.loads(json.dumps(doc))
+                d["run"]["started_at"] = (dt.datetime(2026, 1, 1) + dt.timedelta(minutes=i)).strftime(
+                    "%Y-%m-%dT%H:%M:%S+0000")
+                d["device"]["model"] = f"Drive {i % 37}"
+                batch.append((d, [f"batch{i % 10}"], None))
+                if len(batch) == 1000:
+                    store.save_many(batch)
+                    batch = []
+            if batch:
+                store.save_many(batch)
+        listing = wall([*DISKSLEUTH, "runs", "--db", url], 5)
+        listing_json = wall([*DISKSLEUTH, "runs", "--json", "--db", url], 5)
+        filtered = wall([*DISKSLEUTH, "runs", "--tag", "batch3", "--device", "Drive 5", "--db", url], 5)
+        compare = wall([*DISKSLEUTH, "compare", "1", str(runs // 2), str(runs), "--db", url], 5)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return [
+        Result(f"store: runs ({runs:,} runs)", f"{listing:.2f} s (--json {listing_json:.2f} s, "
+               f"filtered {filtered:.2f} s)", "< 0.5 s", max(listing, listing_json, filtered) < 0.5),
+        Result(f"store: compare 3 of {runs:,}", f"{compare:.2f} s", "< 0.5 s", compare < 0.5),
+    ]
+
+
+def bench_fidelity(rounds: int = 4) -> list[Result]:
+    out = []
+    with loop_device(512) as dev:
+        ours: dict[str, list[float]] = {"RND4K_Q32T1_read": [], "SEQ1M_Q8T1_read": []}
+        bare: dict[str, list[float]] = {k: [] for k in ours}
+        for _ in range(rounds):
+            doc, _ = disksleuth_json("bench", dev, "--profile", "quick")
+            for t in doc["tests"]:
+                if t["id"] in ours:
+                    key = "read_iops" if t["id"].startswith("RND") else "read_mbps"
+                    ours[t["id"]].append(t[key])
+                    bare[t["id"]].append(bare_fio(t["fio_command"])[key])
+        for test_id in ours:
+            ratio = statistics.median(ours[test_id]) / statistics.median(bare[test_id])
+            unit = "IOPS" if test_id.startswith("RND") else "MB/s"
+            out.append(Result(
+                f"fidelity: {test_id}", f"{(ratio - 1) * 100:+.1f}% (median {statistics.median(ours[test_id]):,.0f} vs "
+                f"{statistics.median(bare[test_id]):,.0f} {unit}, {rounds} alternating rounds)", "within 3%",
+                abs(ratio - 1) <= 0.03))
+    return out
+
+
+def bench_engines(rounds: int = 3) -> list[Result]:
+    from disksleuth.probe.fio import pick_engine
+
+    with loop_device(512) as dev:
+        chosen = pick_engine(dev, True)
+        base = ("fio --name=RND4K_Q32T1_read --filename={dev} --rw=randread --bs=4096 --iodepth=32 --numjobs=1 "
+                "--ioengine={engine} --direct=1 --group_reporting --time_based --runtime=3s --ramp_time=500ms "
+                "--randrepeat=0 --norandommap --readonly --output-format=json")
+        iops: dict[str, list[float]] = {e: [] for e in ("io_uring", "libaio", "psync")}
+        for _ in range(rounds):
+            for engine in iops:
+                iops[engine].append(bare_fio(base.format(dev=dev, engine=engine))["read_iops"])
+    med = {e: statistics.median(v) for e, v in iops.items()}
+    best = max(med, key=med.get)
+    share = med[chosen] / med[best]
+    figures = ", ".join(f"{e} {v:,.0f}" for e, v in med.items())
+    return [Result("engine choice: RND4K Q32T1 read", f"{chosen} = {share * 100:.0f}% of best ({best}); {figures} IOPS",
+                   ">= 95% of best", share >= 0.95)]
+
+
+def bench_time_to_result() -> list[Result]:
+    with loop_device(1024) as dev:
+        doc, elapsed = disksleuth_json("bench", dev, "--profile", "standard", "--destructive", "--yes")
+        deviations = []
+        for t in doc["tests"]:
+            ref = bare_fio(t["fio_command"], runtime="10s", ramp_time="2s")
+            for key in ("read_mbps", "write_mbps"):
+                if t.get(key) and ref.get(key):
+                    deviations.append((t["id"], key, t[key], ref[key], t[key] / ref[key] - 1))
+    worst = max(deviations, key=lambda d: abs(d[4]))
+    detail = "; ".join(f"{i} {v:,.0f} vs {r:,.0f} ({dev * 100:+.1f}%)" for i, _, v, r, dev in deviations)
+    settled = sum(1 for t in doc["tests"] if t.get("settled"))
+    return [
+        Result("time to result: standard profile", f"{elapsed:.0f} s wall for {len(doc['tests'])} tests "
+               f"({settled} stopped early when stable)", "<= 60 s (KDiskMark: 200 s measuring)", elapsed <= 60),
+        Result("time to result: figures vs 10 s reference", f"worst {worst[0]} {worst[4] * 100:+.1f}%",
+               "every figure within 10%", all(abs(d[4]) <= 0.10 for d in deviations), detail),
+    ]
+
+
+def bench_slow_media() -> list[Result]:
+    if not os.path.exists(os.path.join(BLKIO, "blkio.throttle.write_bps_device")):
+        return [Result("slow media: flash at 2 MB/s writes", "cgroup v1 blkio is not mounted", "—", None)]
+    profile = PROFILES["flash"]
+    max_s = sum((profile.max_runtime_s or profile.runtime_s) + profile.ramp_s for _ in profile.tests) + 30
+    throttle = 2_000_000
+    # libaio: under blk-throttle io_uring figures swing run to run (see docs/PERFORMANCE.md).
+    with loop_device(256) as dev, blkio_group(dev, write_bps_device=throttle) as procs:
+        doc, elapsed = disksleuth_json("bench", dev, "--profile", "flash", "--destructive", "--yes", "--engine",
+                                       "libaio", procs=procs)
+    writes = {t["id"]: t["write_mbps"] for t in doc["tests"] if t.get("write_mbps")}
+    ok = all(abs(v / (throttle / 1e6) - 1) <= 0.10 for v in writes.values())
+    figs = ", ".join(f"{k} {v:.2f} MB/s" for k, v in writes.items())
+    return [
+        Result("slow media: flash profile wall time", f"{elapsed:.0f} s", f"<= {max_s:.0f} s (its maximum)",
+               elapsed <= max_s),
+        Result("slow media: write figures vs 2 MB/s throttle", figs, "within 10%", ok),
+    ]
+
+
+# --- report ------------------------------------------------------------------------------------
+
+
+def machine() -> str:
+    cpu = "unknown"
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as fh:
+        for line in fh:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    fio = sh(["fio", "--version"]).stdout.strip()
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return (f"{os.cpu_count()} x {cpu}, {mem:.0f} GiB RAM, Linux {platform.release()}, {fio}, "
+            f"Python {platform.python_version()}")
+
+
+def table(results: list[Result]) -> str:
+    lines = ["| benchmark | measured | target | holds |", "|---|---|---|---|"]
+    for r in results:
+        holds = "yes" if r.holds else ("n/a" if r.holds is None else "**no**")
+        lines.append(f"| {r.name} | {r.figure} | {r.target} | {holds} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--no-write", action="store_true", help="print only; do not rewrite docs/PERFORMANCE.md")
+    ap.add_argument("--only", help="run only benchmarks whose name contains this (startup, store, fidelity, "
+                                   "engine, time, slow)")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        print("benchmarks need root (loop devices, cgroups)", file=sys.stderr)
+        return 2
+    suites = [("startup", bench_startup), ("store", bench_store), ("fidelity", bench_fidelity),
+              ("engine", bench_engines), ("time", bench_time_to_result), ("slow", bench_slow_media)]
+    results: list[Result] = []
+    for name, fn in suites:
+        if args.only and args.only not in name:
+            continue
+        print(f"… {name}", file=sys.stderr, flush=True)
+        results.extend(fn())
+    text = table(results)
+    print(text)
+    details = [f"- {r.name}: {r.detail}" for r in results if r.detail]
+    if not args.no_write and not args.only:
+        doc = [
+            "# Performance",
+            "",
+            f"Measured {dt.date.today().isoformat()} on {machine()}.",
+            "",
+            "Reproduce (as root, after `./quickstart test`): `.venv/bin/python benchmarks/run.py`. "
+            "What each line measures is described at the top of `benchmarks/run.py`.",
+            "",
+            text,
+            "",
+        ]
+        if details:
+            doc += ["Details:", "", *details, ""]
+        with open(os.path.join(ROOT, "docs", "PERFORMANCE.md"), "w") as fh:
+            fh.write("\n".join(doc) + NOTES)
+        print("wrote docs/PERFORMANCE.md", file=sys.stderr)
+    return 0 if all(r.holds is not False for r in results) else 1
+
+
+NOTES = """
+## Notes
+
+- **io_uring under cgroup v1 blk-throttle.** With a blkio read throttle of 40 MB/s, bare fio 3.33 with
+  `--ioengine=io_uring` measured anywhere from 20 to 41 MB/s run to run on this kernel (6.18), while
+  libaio (40.9 MB/s) and psync (40.0 MB/s) held steady. Real hardware does not throttle this way, so the
+  default stays io_uring (DESIGN.md), but the throttled benchmarks and tests here pin `--engine libaio`.
+- **Adaptive length.** Tests stop when the last 3 per-second samples spread by no more than 5%, or when
+  the running mean moved less than 1% over 3 samples (slow, quantized media), after a minimum time per
+  profile; writes wait longer (standard: 5 s) because a write cache can look steady before it falls off.
+  `--time SECONDS` gives a fixed length.
+"""
+
+if __name__ == "__main__":
+    raise SystemExit(main())
