@@ -143,10 +143,15 @@ def bench_startup() -> list[Result]:
     version = wall([*DISKSLEUTH, "--version"], 41)
     listing = wall([*DISKSLEUTH, "list", "--json"], 41)
     return [
-        Result("start-up: --version", f"{version * 1000:.0f} ms = {version / base:.1f}x python -c pass "
-               f"({base * 1000:.0f} ms)", "<= 4x", version / base <= 4),
-        Result("start-up: list --json", f"{listing * 1000:.0f} ms = {listing / base:.1f}x", "<= 6x",
-               listing / base <= 6),
+        Result(
+            "start-up: --version",
+            f"{version * 1000:.0f} ms = {version / base:.1f}x python -c pass ({base * 1000:.0f} ms)",
+            "<= 4x",
+            version / base <= 4,
+        ),
+        Result(
+            "start-up: list --json", f"{listing * 1000:.0f} ms = {listing / base:.1f}x", "<= 6x", listing / base <= 6
+        ),
     ]
 
 
@@ -162,7 +167,8 @@ def bench_store(runs: int = 10_000) -> list[Result]:
             for i in range(runs):
                 d = json.loads(json.dumps(doc))
                 d["run"]["started_at"] = (dt.datetime(2026, 1, 1) + dt.timedelta(minutes=i)).strftime(
-                    "%Y-%m-%dT%H:%M:%S+0000")
+                    "%Y-%m-%dT%H:%M:%S+0000"
+                )
                 d["device"]["model"] = f"Drive {i % 37}"
                 batch.append((d, [f"batch{i % 10}"], None))
                 if len(batch) == 1000:
@@ -177,31 +183,53 @@ def bench_store(runs: int = 10_000) -> list[Result]:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return [
-        Result(f"store: runs ({runs:,} runs)", f"{listing:.2f} s (--json {listing_json:.2f} s, "
-               f"filtered {filtered:.2f} s)", "< 0.5 s", max(listing, listing_json, filtered) < 0.5),
+        Result(
+            f"store: runs ({runs:,} runs)",
+            f"{listing:.2f} s (--json {listing_json:.2f} s, filtered {filtered:.2f} s)",
+            "< 0.5 s",
+            max(listing, listing_json, filtered) < 0.5,
+        ),
         Result(f"store: compare 3 of {runs:,}", f"{compare:.2f} s", "< 0.5 s", compare < 0.5),
     ]
 
 
-def bench_fidelity(rounds: int = 4) -> list[Result]:
+def bench_fidelity(rounds: int = 6) -> list[Result]:
+    """Alternating ABBA (ours then bare, bare then ours) so that order effects cancel out."""
     out = []
     with loop_device(512) as dev:
         ours: dict[str, list[float]] = {"RND4K_Q32T1_read": [], "SEQ1M_Q8T1_read": []}
         bare: dict[str, list[float]] = {k: [] for k in ours}
-        for _ in range(rounds):
+
+        def key(test_id: str) -> str:
+            return "read_iops" if test_id.startswith("RND") else "read_mbps"
+
+        for n in range(rounds):
             doc, _ = disksleuth_json("bench", dev, "--profile", "quick")
-            for t in doc["tests"]:
-                if t["id"] in ours:
-                    key = "read_iops" if t["id"].startswith("RND") else "read_mbps"
-                    ours[t["id"]].append(t[key])
-                    bare[t["id"]].append(bare_fio(t["fio_command"])[key])
+            tests = [t for t in doc["tests"] if t["id"] in ours]
+            if n % 2:  # bare first this round: run it again right before our figure counts
+                for t in tests:
+                    bare[t["id"]].append(bare_fio(t["fio_command"])[key(t["id"])])
+                doc, _ = disksleuth_json("bench", dev, "--profile", "quick")
+                for t in doc["tests"]:
+                    if t["id"] in ours:
+                        ours[t["id"]].append(t[key(t["id"])])
+            else:
+                for t in tests:
+                    ours[t["id"]].append(t[key(t["id"])])
+                    bare[t["id"]].append(bare_fio(t["fio_command"])[key(t["id"])])
         for test_id in ours:
             ratio = statistics.median(ours[test_id]) / statistics.median(bare[test_id])
             unit = "IOPS" if test_id.startswith("RND") else "MB/s"
-            out.append(Result(
-                f"fidelity: {test_id}", f"{(ratio - 1) * 100:+.1f}% (median {statistics.median(ours[test_id]):,.0f} vs "
-                f"{statistics.median(bare[test_id]):,.0f} {unit}, {rounds} alternating rounds)", "within 3%",
-                abs(ratio - 1) <= 0.03))
+            out.append(
+                Result(
+                    f"fidelity: {test_id}",
+                    f"{(ratio - 1) * 100:+.1f}% (median {statistics.median(ours[test_id]):,.0f} vs "
+                    f"{statistics.median(bare[test_id]):,.0f} {unit}, {rounds} ABBA rounds)",
+                    "within 3%",
+                    abs(ratio - 1) <= 0.03,
+                    detail=f"ours {[round(v) for v in ours[test_id]]}, bare {[round(v) for v in bare[test_id]]}",
+                )
+            )
     return out
 
 
@@ -210,9 +238,11 @@ def bench_engines(rounds: int = 3) -> list[Result]:
 
     with loop_device(512) as dev:
         chosen = pick_engine(dev, True)
-        base = ("fio --name=RND4K_Q32T1_read --filename={dev} --rw=randread --bs=4096 --iodepth=32 --numjobs=1 "
-                "--ioengine={engine} --direct=1 --group_reporting --time_based --runtime=3s --ramp_time=500ms "
-                "--randrepeat=0 --norandommap --readonly --output-format=json")
+        base = (
+            "fio --name=RND4K_Q32T1_read --filename={dev} --rw=randread --bs=4096 --iodepth=32 --numjobs=1 "
+            "--ioengine={engine} --direct=1 --group_reporting --time_based --runtime=3s --ramp_time=500ms "
+            "--randrepeat=0 --norandommap --readonly --output-format=json"
+        )
         iops: dict[str, list[float]] = {e: [] for e in ("io_uring", "libaio", "psync")}
         for _ in range(rounds):
             for engine in iops:
@@ -221,27 +251,56 @@ def bench_engines(rounds: int = 3) -> list[Result]:
     best = max(med, key=med.get)
     share = med[chosen] / med[best]
     figures = ", ".join(f"{e} {v:,.0f}" for e, v in med.items())
-    return [Result("engine choice: RND4K Q32T1 read", f"{chosen} = {share * 100:.0f}% of best ({best}); {figures} IOPS",
-                   ">= 95% of best", share >= 0.95)]
-
-
-def bench_time_to_result() -> list[Result]:
-    with loop_device(1024) as dev:
-        doc, elapsed = disksleuth_json("bench", dev, "--profile", "standard", "--destructive", "--yes")
-        deviations = []
-        for t in doc["tests"]:
-            ref = bare_fio(t["fio_command"], runtime="10s", ramp_time="2s")
-            for key in ("read_mbps", "write_mbps"):
-                if t.get(key) and ref.get(key):
-                    deviations.append((t["id"], key, t[key], ref[key], t[key] / ref[key] - 1))
-    worst = max(deviations, key=lambda d: abs(d[4]))
-    detail = "; ".join(f"{i} {v:,.0f} vs {r:,.0f} ({dev * 100:+.1f}%)" for i, _, v, r, dev in deviations)
-    settled = sum(1 for t in doc["tests"] if t.get("settled"))
     return [
-        Result("time to result: standard profile", f"{elapsed:.0f} s wall for {len(doc['tests'])} tests "
-               f"({settled} stopped early when stable)", "<= 60 s (KDiskMark: 200 s measuring)", elapsed <= 60),
-        Result("time to result: figures vs 10 s reference", f"worst {worst[0]} {worst[4] * 100:+.1f}%",
-               "every figure within 10%", all(abs(d[4]) <= 0.10 for d in deviations), detail),
+        Result(
+            "engine choice: RND4K Q32T1 read",
+            f"{chosen} = {share * 100:.0f}% of best ({best}); {figures} IOPS",
+            ">= 95% of best",
+            share >= 0.95,
+        )
+    ]
+
+
+def bench_time_to_result(runs: int = 3) -> list[Result]:
+    """Medians of three standard runs against medians of three 10 s references of the same jobs: on a small
+    VM a single QD1 run on a RAM-backed device can land anywhere between 52k and 97k IOPS (bare fio)."""
+    with loop_device(1024) as dev:
+        docs, walls = [], []
+        for _ in range(runs):
+            doc, elapsed = disksleuth_json("bench", dev, "--profile", "standard", "--destructive", "--yes")
+            docs.append(doc)
+            walls.append(elapsed)
+        deviations = []
+        for t in docs[0]["tests"]:
+            refs = [bare_fio(t["fio_command"], runtime="10s", ramp_time="2s") for _ in range(runs)]
+            for key in ("read_mbps", "write_mbps"):
+                ours = [next(x for x in d["tests"] if x["id"] == t["id"]).get(key) for d in docs]
+                theirs = [r.get(key) for r in refs]
+                if all(ours) and all(theirs):
+                    o, r = statistics.median(ours), statistics.median(theirs)
+                    deviations.append((t["id"], o, r, o / r - 1, ours, theirs))
+    worst = max(deviations, key=lambda d: abs(d[3]))
+    detail = "; ".join(
+        f"{i} {o:,.0f} vs {r:,.0f} ({dv * 100:+.1f}%; runs {[round(x) for x in ours]} vs {[round(x) for x in theirs]})"
+        for i, o, r, dv, ours, theirs in deviations
+    )
+    settled = [sum(1 for t in d["tests"] if t.get("settled")) for d in docs]
+    wall_s = statistics.median(walls)
+    return [
+        Result(
+            "time to result: standard profile",
+            f"{wall_s:.0f} s wall, median of {runs} runs "
+            f"({', '.join(f'{w:.0f}' for w in walls)} s; {min(settled)}-{max(settled)} of 8 tests stopped early)",
+            "<= 60 s (KDiskMark: 200 s measuring)",
+            wall_s <= 60,
+        ),
+        Result(
+            "time to result: figures vs 10 s reference",
+            f"worst {worst[0]} {worst[3] * 100:+.1f}% (medians)",
+            "every figure within 10%",
+            all(abs(d[3]) <= 0.10 for d in deviations),
+            detail,
+        ),
     ]
 
 
@@ -253,14 +312,19 @@ def bench_slow_media() -> list[Result]:
     throttle = 2_000_000
     # libaio: under blk-throttle io_uring figures swing run to run (see docs/PERFORMANCE.md).
     with loop_device(256) as dev, blkio_group(dev, write_bps_device=throttle) as procs:
-        doc, elapsed = disksleuth_json("bench", dev, "--profile", "flash", "--destructive", "--yes", "--engine",
-                                       "libaio", procs=procs)
+        doc, elapsed = disksleuth_json(
+            "bench", dev, "--profile", "flash", "--destructive", "--yes", "--engine", "libaio", procs=procs
+        )
     writes = {t["id"]: t["write_mbps"] for t in doc["tests"] if t.get("write_mbps")}
     ok = all(abs(v / (throttle / 1e6) - 1) <= 0.10 for v in writes.values())
     figs = ", ".join(f"{k} {v:.2f} MB/s" for k, v in writes.items())
     return [
-        Result("slow media: flash profile wall time", f"{elapsed:.0f} s", f"<= {max_s:.0f} s (its maximum)",
-               elapsed <= max_s),
+        Result(
+            "slow media: flash profile wall time",
+            f"{elapsed:.0f} s",
+            f"<= {max_s:.0f} s (its maximum)",
+            elapsed <= max_s,
+        ),
         Result("slow media: write figures vs 2 MB/s throttle", figs, "within 10%", ok),
     ]
 
@@ -277,8 +341,10 @@ def machine() -> str:
                 break
     fio = sh(["fio", "--version"]).stdout.strip()
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return (f"{os.cpu_count()} x {cpu}, {mem:.0f} GiB RAM, Linux {platform.release()}, {fio}, "
-            f"Python {platform.python_version()}")
+    return (
+        f"{os.cpu_count()} x {cpu}, {mem:.0f} GiB RAM, Linux {platform.release()}, {fio}, "
+        f"Python {platform.python_version()}"
+    )
 
 
 def table(results: list[Result]) -> str:
@@ -292,14 +358,21 @@ def table(results: list[Result]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--no-write", action="store_true", help="print only; do not rewrite docs/PERFORMANCE.md")
-    ap.add_argument("--only", help="run only benchmarks whose name contains this (startup, store, fidelity, "
-                                   "engine, time, slow)")
+    ap.add_argument(
+        "--only", help="run only benchmarks whose name contains this (startup, store, fidelity, engine, time, slow)"
+    )
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("benchmarks need root (loop devices, cgroups)", file=sys.stderr)
         return 2
-    suites = [("startup", bench_startup), ("store", bench_store), ("fidelity", bench_fidelity),
-              ("engine", bench_engines), ("time", bench_time_to_result), ("slow", bench_slow_media)]
+    suites = [
+        ("startup", bench_startup),
+        ("store", bench_store),
+        ("fidelity", bench_fidelity),
+        ("engine", bench_engines),
+        ("time", bench_time_to_result),
+        ("slow", bench_slow_media),
+    ]
     results: list[Result] = []
     for name, fn in suites:
         if args.only and args.only not in name:
@@ -338,7 +411,7 @@ NOTES = """
   default stays io_uring (DESIGN.md), but the throttled benchmarks and tests here pin `--engine libaio`.
 - **Adaptive length.** Tests stop when the last 3 per-second samples spread by no more than 5%, or when
   the running mean moved less than 1% over 3 samples (slow, quantized media), after a minimum time per
-  profile; writes wait longer (standard: 5 s) because a write cache can look steady before it falls off.
+  profile; writes wait longer (standard: 4 s, reads 2 s) because a write cache can look steady before it falls off.
   `--time SECONDS` gives a fixed length.
 """
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import pytest
 
 from disksleuth.cli import main
+from disksleuth.model import SeriesPoint, TestResult
 
 # Every test, and every disksleuth it starts, saves runs into a throwaway store, never ~/.local/share.
 _STORE_DIR = tempfile.mkdtemp(prefix="disksleuth-test-store-")
@@ -175,3 +176,31 @@ def in_cgroup(procs: str, argv: list[str]) -> list[str]:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     shutil.rmtree(_STORE_DIR, ignore_errors=True)
+
+
+def result_with_series(values: list[float], start_s: float = 1.0) -> TestResult:
+    """A SEQ1M read result whose per-second series carries `values` (MB/s), one per second from start_s."""
+
+    series = tuple(SeriesPoint(start_s + i, v, 0.0, v) for i, v in enumerate(values))
+    return TestResult(
+        "SEQ1M_Q8T1_read",
+        "read",
+        1 << 20,
+        8,
+        1,
+        values[-1],
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        float(len(values)),
+        "fio",
+        False,
+        "libaio",
+        "fio-3.33",
+        series=series,
+    )

@@ -10,6 +10,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -221,3 +222,17 @@ def test_riscos_reports_percent_of_ram_reference(tmp_path):
         ref = next(r for r in doc["reference"] if r["id"] == t["id"])
         for key, value in pct.items():
             assert value == pytest.approx(100 * t[key] / ref[key], abs=0.1)
+
+
+def test_tmpfs_is_marked_cache_affected():
+    """tmpfs accepts O_DIRECT since Linux 6.6, but it is memory: the figures must say so."""
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no /dev/shm")
+    target = tempfile.mkdtemp(dir="/dev/shm", prefix="disksleuth-test-")
+    try:
+        doc = _bench_json(target, "--size", "32M", "--time", "1", "--no-save")
+        assert all(t["cache_affected"] for t in doc["tests"])
+        assert any("tmpfs" in n and "RAM" in n for n in doc["run"]["notes"])
+        assert os.listdir(target) == []
+    finally:
+        os.rmdir(target)

@@ -9,11 +9,20 @@ import sys
 import time
 
 import pytest
-from conftest import SYSFS, blkio_throttle, have_blkio, in_cgroup, loop_device, needs_fio, needs_loop
+from conftest import (
+    SYSFS,
+    blkio_throttle,
+    have_blkio,
+    in_cgroup,
+    loop_device,
+    needs_fio,
+    needs_loop,
+    result_with_series,
+)
 
 from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.verdicts import Figures, summary_line, thermal_throttling, verdicts, with_drive_sata_max
-from disksleuth.model import Health, SeriesPoint, TestResult
+from disksleuth.model import Health
 from disksleuth.probe.block import read_device
 
 DISKSLEUTH = [sys.executable, "-m", "disksleuth"]
@@ -149,35 +158,9 @@ def test_sata_downgrade_is_a_warning_when_smartctl_knows_the_drive_does_6g():
     assert "sata_link_downgraded" not in {f.code for f in verdicts(slow_drive, link_chain(slow_drive.hops), Figures())}
 
 
-def _test_with_series(values: list[float]) -> TestResult:
-    series = tuple(SeriesPoint(float(i + 1), v, 0.0, v * 256) for i, v in enumerate(values))
-    return TestResult(
-        "SEQ1M_Q8T1_read",
-        "read",
-        1 << 20,
-        8,
-        1,
-        values[-1],
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        len(values),
-        "fio",
-        False,
-        "libaio",
-        "fio-3.33",
-        series=series,
-    )
-
-
 def test_thermal_throttling_needs_heat_and_a_dip():
-    dip = _test_with_series([3400, 3400, 3300, 1600, 1500, 1500])
-    flat = _test_with_series([3400] * 6)
+    dip = result_with_series([3400, 3400, 3300, 1600, 1500, 1500])
+    flat = result_with_series([3400] * 6)
     hot = Health(temperature_warning_c=70)
     series = [(1.0, 55.0), (3.0, 71.0), (5.0, 74.0)]
     f = thermal_throttling(hot, {}, series, [dip])

@@ -6,10 +6,9 @@ import json
 import os
 
 import pytest
-from conftest import DATA
+from conftest import DATA, result_with_series
 
 from disksleuth.analysis.steady import annotate, burst_and_sustained, decide, spread_pct
-from disksleuth.model import SeriesPoint, TestResult
 from disksleuth.profiles import PROFILES
 
 
@@ -30,38 +29,12 @@ def _first_settled(values: list[float], min_samples: int = 2) -> int | None:
     return None
 
 
-def _result(values: list[float], ramp_s: float = 1.0) -> TestResult:
-    series = tuple(SeriesPoint(ramp_s + 1.0 + i, v, 0.0, v) for i, v in enumerate(values))
-    return TestResult(
-        "SEQ1M_Q8T1_read",
-        "read",
-        1 << 20,
-        8,
-        1,
-        values[-1],
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        float(len(values)),
-        "fio",
-        False,
-        "libaio",
-        "fio-3.33",
-        series=series,
-    )
-
-
 def test_stable_series_settles_at_the_first_full_window():
     values = _series("stable")
     assert _first_settled(values) == 3
     assert spread_pct(values[:3]) < 5
     assert burst_and_sustained(values) is None
-    result = annotate(_result(values[:3]), ramp_s=1.0, stopped_early=True, adaptive=True)
+    result = annotate(result_with_series(values[:3], start_s=2.0), ramp_s=1.0, stopped_early=True, adaptive=True)
     assert result.settled is True and result.stability_pct < 5 and not result.notes
 
 
@@ -69,7 +42,7 @@ def test_noisy_series_never_settles_and_says_so():
     values = _series("noisy")
     assert max(values) / min(values) > 3  # really noisy: 18 to 64 MB/s
     assert _first_settled(values) is None
-    result = annotate(_result(values), ramp_s=1.0, stopped_early=False, adaptive=True)
+    result = annotate(result_with_series(values, start_s=2.0), ramp_s=1.0, stopped_early=False, adaptive=True)
     assert result.settled is False and result.stability_pct > 20
     assert any(n.startswith("did not settle within its maximum time") for n in result.notes)
 
@@ -80,11 +53,11 @@ def test_cliff_is_reported_and_settles_only_after_it():
     burst, sustained = burst_and_sustained(values)
     assert burst > 2000 and 29 < sustained < 31
     # With a 2-sample minimum the steady burst before the cliff looks settled: no rule can see a cliff
-    # that has not happened yet. That is why write tests get a longer minimum (standard: 5 s).
+    # that has not happened yet. That is why write tests get a longer minimum (standard: 4 s).
     assert _first_settled(values, min_samples=2) == 3
     n = _first_settled(values, min_samples=PROFILES["standard"].min_samples(_write_spec()))
     assert n is not None and n >= cliff_at + 3  # settles on the sustained rate, after the cliff
-    result = annotate(_result(values), ramp_s=1.0, stopped_early=False, adaptive=True)
+    result = annotate(result_with_series(values, start_s=2.0), ramp_s=1.0, stopped_early=False, adaptive=True)
     assert result.burst_mbps == pytest.approx(burst, abs=0.1) and result.sustained_mbps == pytest.approx(
         sustained, abs=0.1
     )
@@ -106,5 +79,5 @@ def test_minimum_samples_are_respected():
 
 
 def test_fixed_length_tests_report_stability_without_a_verdict_on_too_few_samples():
-    one = annotate(_result([100.0]), ramp_s=1.0, stopped_early=False, adaptive=False)
+    one = annotate(result_with_series([100.0], start_s=2.0), ramp_s=1.0, stopped_early=False, adaptive=False)
     assert one.settled is None and one.stability_pct is None and not one.notes

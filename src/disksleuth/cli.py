@@ -52,7 +52,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     rows = []
     for dev in devices:
         chain = link_chain(dev.hops)
-        rows.append((dev, chain, static_findings(dev, chain)))
+        rows.append((dev, chain, static_findings(dev)))
     if args.json:
         from disksleuth.present.jsonout import device_to_dict, emit
 

@@ -44,7 +44,7 @@ class Profile:
     min_runtime_s: float | None = None
     max_runtime_s: float | None = None
     # Writes wait longer before they may stop: a write cache can hold a steady burst for seconds and
-    # then fall off (tests/data/series/cliff.json settles on the burst with a 2 s minimum).
+    # then fall off (tests/data/series/cliff.json settles on the burst with a 2 s minimum, after it with 4 s).
     min_write_runtime_s: float | None = None
 
     def min_samples(self, spec: TestSpec) -> int:
@@ -91,8 +91,8 @@ PROFILES: dict[str, Profile] = {
             ramp_s=1.0,
             scratch_size_bytes=1 * GIB,
             min_runtime_s=2.0,
-            max_runtime_s=10.0,
-            min_write_runtime_s=5.0,
+            max_runtime_s=8.0,
+            min_write_runtime_s=4.0,
         ),
         Profile(
             "mixed",

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from disksleuth.analysis.ceilings import (
-    link_chain,
     pcie_capable,
     pcie_fact,
     pcie_label,
@@ -13,7 +12,7 @@ from disksleuth.analysis.ceilings import (
     sata_mbps,
     usb_mbps,
 )
-from disksleuth.model import Device, Finding, LinkChain, PcieHop, SataHop, UsbHop
+from disksleuth.model import Device, Finding, PcieHop, SataHop, UsbHop
 
 DMI_UPLINKS = "DMI 2.0 ≈ 2,000 MB/s, DMI 3.0 ≈ 3,900 MB/s"
 
@@ -28,28 +27,17 @@ def port_phrase(hop: PcieHop) -> str:
     return f"the switch port {hop.port}"
 
 
-def static_findings(device: Device, chain: LinkChain | None = None) -> list[Finding]:
-    chain = chain or link_chain(device.hops)
-    findings: list[Finding] = []
+def static_findings(device: Device) -> list[Finding]:
     pcie = [h for h in device.hops if isinstance(h, PcieHop)]
-    for hop in pcie:
-        f = _link_downgraded(hop)
-        if f:
-            findings.append(f)
-    f = _slot_limited(pcie)
-    if f:
-        findings.append(f)
+    candidates: list[Finding | None] = [_link_downgraded(h) for h in pcie]
+    candidates.append(_slot_limited(pcie))
     for hop in device.hops:
         if isinstance(hop, UsbHop):
-            findings.extend(_usb_findings(hop))
+            candidates.extend(_usb_findings(hop))
         elif isinstance(hop, SataHop):
-            f = sata_link_finding(hop)
-            if f:
-                findings.append(f)
-    f = _behind_chipset(pcie)
-    if f:
-        findings.append(f)
-    return [replace(f, device=device.name) for f in findings]
+            candidates.append(sata_link_finding(hop))
+    candidates.append(_behind_chipset(pcie))
+    return [replace(f, device=device.name) for f in candidates if f is not None]
 
 
 def _link_downgraded(hop: PcieHop) -> Finding | None:

@@ -251,7 +251,7 @@ def verdicts(
 ) -> list[Finding]:
     """Static link findings, then dynamic and health ones; `ok` alone when nothing else applies."""
     changes = health_changes or {}
-    found = list(static_findings(device, chain))
+    found = list(static_findings(device))
     for f in (
         link_limited(device, chain, figures),
         cache_suspected(device, chain, figures),

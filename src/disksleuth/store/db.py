@@ -188,45 +188,6 @@ RUNS = sa.Table(
         )
     ],
 )
-TESTS = sa.Table(
-    "tests",
-    _md,
-    sa.Column("id", sa.Integer, primary_key=True),
-    *[
-        sa.Column(n)
-        for n in (
-            "run_id",
-            "position",
-            "is_reference",
-            "test_id",
-            "rw",
-            "bs_bytes",
-            "iodepth",
-            "numjobs",
-            "read_mbps",
-            "read_iops",
-            "write_mbps",
-            "write_iops",
-            "lat_mean_us",
-            "lat_p50_us",
-            "lat_p99_us",
-            "lat_p999_us",
-            "lat_max_us",
-            "runtime_s",
-            "fio_command",
-            "cache_affected",
-            "engine",
-            "extra_json",
-        )
-    ],
-)
-FINDINGS = sa.Table(
-    "findings", _md, *[sa.Column(n) for n in ("id", "run_id", "code", "severity", "message", "evidence_json", "hint")]
-)
-TAGS = sa.Table("tags", _md, sa.Column("run_id"), sa.Column("tag"))
-SERIES = sa.Table(
-    "series", _md, *[sa.Column(n) for n in ("test_row_id", "t_s", "read_mbps", "write_mbps", "iops", "temperature_c")]
-)
 TEST_FIGURES = (
     "read_mbps",
     "read_iops",
@@ -238,6 +199,36 @@ TEST_FIGURES = (
     "lat_p999_us",
     "lat_max_us",
     "runtime_s",
+)
+TESTS = sa.Table(
+    "tests",
+    _md,
+    sa.Column("id", sa.Integer, primary_key=True),
+    *(
+        sa.Column(n)
+        for n in (
+            "run_id",
+            "position",
+            "is_reference",
+            "test_id",
+            "rw",
+            "bs_bytes",
+            "iodepth",
+            "numjobs",
+            *TEST_FIGURES,
+            "fio_command",
+            "cache_affected",
+            "engine",
+            "extra_json",
+        )
+    ),
+)
+FINDINGS = sa.Table(
+    "findings", _md, *[sa.Column(n) for n in ("id", "run_id", "code", "severity", "message", "evidence_json", "hint")]
+)
+TAGS = sa.Table("tags", _md, sa.Column("run_id"), sa.Column("tag"))
+SERIES = sa.Table(
+    "series", _md, *[sa.Column(n) for n in ("test_row_id", "t_s", "read_mbps", "write_mbps", "iops", "temperature_c")]
 )
 
 
