@@ -374,30 +374,15 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    import json
-
-    from disksleuth import SCHEMA
+    from disksleuth.store.db import read_export
 
     try:
         with open(args.file, encoding="utf-8") as fh:
-            bundle = json.load(fh)
+            docs = read_export(fh.read(), args.file)
     except OSError as exc:
         raise UsageError(f"cannot read {args.file}: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"{args.file}: not JSON ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(bundle, dict) or bundle.get("schema") != SCHEMA or not isinstance(bundle.get("runs"), list):
-        raise ParseError(f"{args.file}: not a disksleuth export (expected schema {SCHEMA} and a runs list)")
-    for i, doc in enumerate(bundle["runs"]):
-        if not (
-            isinstance(doc, dict)
-            and isinstance(doc.get("run"), dict)
-            and all(k in doc["run"] for k in ("target", "profile", "started_at"))
-        ):
-            raise ParseError(f"{args.file}: run {i + 1} is incomplete")
-    for doc in bundle["runs"]:
-        doc["device"] = {k: v for k, v in (doc.get("device") or {}).items() if k != "serial"}
     with _store(args) as store:  # all runs or none
-        new_ids = store.save_many((doc, doc["run"].get("tags") or (), doc["run"].get("note")) for doc in bundle["runs"])
+        new_ids = store.save_many((doc, doc["run"].get("tags") or (), doc["run"].get("note")) for doc in docs)
     if args.json:
         from disksleuth.present.jsonout import emit
 
@@ -540,77 +525,45 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
     from disksleuth.analysis.ceilings import link_chain
-    from disksleuth.analysis.verdicts import figures_from_tests, summary_line, verdicts, with_drive_sata_max
-    from disksleuth.bench import run_bench
-    from disksleuth.model import Device, VirtualHop
+    from disksleuth.check import device_of, run_check, where_of
+    from disksleuth.present.bench_view import run_to_dict
+    from disksleuth.present.check_view import render_check, render_device_header
+    from disksleuth.present.jsonout import device_to_dict, emit
     from disksleuth.probe.target import inspect_target
 
-    target_path = args.target or os.getcwd()
-    target = inspect_target(target_path)
-    device = target.disk or Device(
-        name=target.fstype or "none",
-        path=target.mountpoint or target.path,
-        transport="unknown",
-        hops=(VirtualHop(target.fstype or "none", target.fstype or "none"),),
-        notes=(f"no block device behind {target.path} ({target.fstype or 'unknown'} file system)",),
-    )
-    where = f"{target.fstype} on {target.mountpoint}" if target.fstype else None
+    target = inspect_target(args.target or os.getcwd())
     quiet = args.json or not sys.stdout.isatty()
-    if not quiet:
-        from disksleuth.present.check_view import render_device_header
-
-        render_device_header(device, link_chain(device.hops), None, where)
+    if not quiet:  # on a terminal, show what is being checked before the benchmark starts
+        device = device_of(target)
+        render_device_header(device, link_chain(device.hops), None, where_of(target))
     events = _events(args)
     try:
-        run = run_bench(target_path, _bench_options(args, args.profile), events)
+        result = run_check(target, _bench_options(args, args.profile), events)
     finally:
         close = getattr(events, "close", None)
         if close:
             close()
-    run = replace(run, kind="check")
-    health = run.health_after or run.health_before
-    device = with_drive_sata_max(device, health)
-    chain = link_chain(device.hops)
-    figures = figures_from_tests(run.tests)
-    findings = verdicts(
-        device,
-        chain,
-        figures,
-        health=health,
-        health_changes=dict(run.health_changes),
-        temperature_series=run.temperature_series,
-        tests=run.tests,
-    )
-    summary = summary_line(device, chain, figures)
-    from disksleuth.present.bench_view import run_to_dict
-    from disksleuth.present.jsonout import device_to_dict
-
-    doc = run_to_dict(run)
+    doc = run_to_dict(result.run)
     doc = {
-        "device": device_to_dict(device, chain),
+        "device": device_to_dict(result.device, result.chain),
         "run": doc["run"],
         "tests": doc["tests"],
         "reference": doc["reference"],
         "health": doc["health"],
-        "findings": [f.to_dict() for f in findings],
-        "summary": summary,
+        "findings": [f.to_dict() for f in result.findings],
+        "summary": result.summary,
     }
-    run = _save(args, doc, run)
+    run = _save(args, doc, result.run)
     if args.json:
-        from disksleuth.present.jsonout import emit
-
         emit(doc)
     else:
-        from disksleuth.present.check_view import render_check, render_device_header
-
+        health = run.health_after or run.health_before
         if quiet:
-            render_device_header(device, chain, health, where)
-        render_check(device, chain, run, findings, summary)
+            render_device_header(result.device, result.chain, health, result.where)
+        render_check(result.device, result.chain, run, result.findings, result.summary)
         _say_saved(doc)
-    return _exit_for(findings)
+    return _exit_for(result.findings)
 
 
 # --- parser ----------------------------------------------------------------------------------

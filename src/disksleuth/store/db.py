@@ -601,3 +601,27 @@ def parse_run_ids(values: Sequence[str]) -> list[int]:
         except ValueError:
             raise UsageError(f"not a run id: {v!r} (see `disksleuth runs`)") from None
     return ids
+
+
+def read_export(text: str, name: str = "export") -> list[dict[str, Any]]:
+    """Run documents from an `export` file, checked before anything is written."""
+    from disksleuth import SCHEMA
+    from disksleuth.errors import ParseError
+
+    try:
+        bundle = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"{name}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(bundle, dict) or bundle.get("schema") != SCHEMA or not isinstance(bundle.get("runs"), list):
+        raise ParseError(f"{name}: not a disksleuth export (expected schema {SCHEMA} and a runs list)")
+    docs = bundle["runs"]
+    for i, doc in enumerate(docs):
+        if not (
+            isinstance(doc, dict)
+            and isinstance(doc.get("run"), dict)
+            and all(k in doc["run"] for k in ("target", "profile", "started_at"))
+        ):
+            raise ParseError(f"{name}: run {i + 1} is incomplete")
+        # An export never carries a serial in the clear; drop one if a hand-made file does.
+        doc["device"] = {k: v for k, v in (doc.get("device") or {}).items() if k != "serial"}
+    return docs
