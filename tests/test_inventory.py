@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -320,3 +321,13 @@ def test_version(cli):
 def test_unknown_command_is_one_line(cli):
     res = cli("frobnicate")
     assert res.code == 2 and res.err.count("\n") == 1
+
+
+def test_capture_without_fio_smartctl_or_nvme_records_no_versions(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # none of the tools can be found
+    bundle = tmp_path / "c.tar.gz"
+    res = cli("capture", "-o", str(bundle), "--sysfs-root", os.path.join(SYSFS, "sata_3g_on_6g"))
+    assert res.code == 0, res.err
+    with tarfile.open(bundle) as tar:
+        meta = json.load(tar.extractfile("disksleuth-capture.json"))
+    assert meta["tools"] == {"fio": None, "smartctl": None, "nvme": None}

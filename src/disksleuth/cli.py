@@ -81,7 +81,6 @@ def cmd_links(args: argparse.Namespace) -> int:
 
 
 def _tool_versions() -> dict[str, str | None]:
-    from disksleuth.errors import Terminated as _Err
     from disksleuth.probe import runner
 
     versions: dict[str, str | None] = {}
@@ -93,7 +92,7 @@ def _tool_versions() -> dict[str, str | None]:
         try:
             out = runner.run(argv, timeout_s=10).stdout.strip().splitlines()
             versions[tool] = out[0] if out else None
-        except _Err:
+        except DisksleuthError:  # not installed, or failed: the capture goes on without its version
             versions[tool] = None
     return versions
 
