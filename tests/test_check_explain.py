@@ -21,6 +21,7 @@ from conftest import (
 )
 
 from disksleuth.analysis.ceilings import link_chain
+from disksleuth.analysis.steady import annotate
 from disksleuth.analysis.verdicts import Figures, summary_line, thermal_throttling, verdicts, with_drive_sata_max
 from disksleuth.model import Health
 from disksleuth.probe.block import read_device
@@ -159,8 +160,14 @@ def test_sata_downgrade_is_a_warning_when_smartctl_knows_the_drive_does_6g():
 
 
 def test_thermal_throttling_needs_heat_and_a_dip():
-    dip = result_with_series([3400, 3400, 3300, 1600, 1500, 1500])
-    flat = result_with_series([3400] * 6)
+    # As in a real run: steady.annotate marks burst and sustained figures after the 1 s ramp.
+    dip = annotate(
+        result_with_series([3400, 3400, 3300, 1600, 1500, 1500], start_s=2.0),
+        ramp_s=1.0,
+        stopped_early=False,
+        adaptive=False,
+    )
+    flat = annotate(result_with_series([3400] * 6, start_s=2.0), ramp_s=1.0, stopped_early=False, adaptive=False)
     hot = Health(temperature_warning_c=70)
     series = [(1.0, 55.0), (3.0, 71.0), (5.0, 74.0)]
     f = thermal_throttling(hot, {}, series, [dip])

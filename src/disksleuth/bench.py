@@ -7,6 +7,7 @@ supplies (present/ draws it on a TTY, or does nothing).
 from __future__ import annotations
 
 import contextlib
+import math
 import signal
 import sys
 import time
@@ -18,7 +19,7 @@ from disksleuth.analysis import steady
 from disksleuth.analysis.health import health_changes
 from disksleuth.analysis.results import result_from_fio, series_from_samples, with_reference
 from disksleuth.analysis.safety import identity_line, write_refusal
-from disksleuth.errors import DisksleuthError, SafetyRefusal, Terminated, ToolMissing, UsageError
+from disksleuth.errors import DisksleuthError, SafetyRefusal, Terminated, UsageError
 from disksleuth.model import Health, Run, TestResult
 from disksleuth.probe import fio, runner
 from disksleuth.probe.fio_parse import aggregate
@@ -48,20 +49,18 @@ class Events(Protocol):
     def test_start(self, index: int, total: int, spec: TestSpec, total_s: float) -> None: ...
     def status(self, elapsed_s: float, read_mbps: float, write_mbps: float, iops: float) -> None: ...
     def test_done(self, result: TestResult) -> None: ...
+    def close(self) -> None: ...
 
 
 class QuietEvents:
     """No drawing (not a TTY, or --json). Messages (the device identity before destructive writes)
-    still go to stderr; warnings are kept, and appear in the run's notes."""
-
-    def __init__(self) -> None:
-        self.warnings: list[str] = []
+    still go to stderr; warnings need no echo, they are in the run's notes."""
 
     def message(self, text: str) -> None:
         print(f"disksleuth: {text}", file=sys.stderr, flush=True)
 
     def warn(self, text: str) -> None:
-        self.warnings.append(text)
+        pass
 
     def confirm(self, text: str) -> bool:
         return False
@@ -76,6 +75,9 @@ class QuietEvents:
         pass
 
     def test_done(self, result: TestResult) -> None:
+        pass
+
+    def close(self) -> None:
         pass
 
 
@@ -148,7 +150,10 @@ def _scratch_size(target: TargetInfo, opts: BenchOptions, profile: Profile) -> i
         return opts.size_bytes
     size = min(profile.scratch_size_bytes, limit // MIB * MIB)
     if size < MIN_SCRATCH_BYTES:
-        raise UsageError(f"not enough free space in {target.path}: {free // MIB} MiB free, need at least 18 MiB")
+        need_mib = math.ceil(MIN_SCRATCH_BYTES / FREE_SPACE_SHARE / MIB)
+        raise UsageError(
+            f"not enough free space in {target.path}: {free // MIB} MiB free, need at least {need_mib} MiB"
+        )
     return size
 
 
@@ -220,11 +225,9 @@ class HealthWatch:
             return None
         try:
             return read_health(self.disk_path)
-        except ToolMissing as exc:
+        except DisksleuthError as exc:  # smartctl missing, no SMART data, no root: go on without health
             self._note(f"health skipped: {exc}")
-        except DisksleuthError as exc:
-            self._note(f"health skipped: {exc}")
-        return None
+            return None
 
     def latest_temperature(self) -> float | None:
         return self.sampler.latest if self.sampler else None
@@ -333,11 +336,15 @@ def _measure(
         for n in (1, 2):
             events.phase(f"preconditioning: random fill {n} of 2", None)
             _fill(path, where.region, direct, engine, events, offset=offset, time_limit_s=None)
-    specs = [s for s in profile.tests if writes_ok or not s.writes]
+    specs = _runnable(profile, writes_ok)
     if len(specs) < len(profile.tests):
         notes.append("skipped write tests: " + ", ".join(s.id for s in profile.tests if s.writes and not writes_ok))
     results = [_run_test(spec, index, len(specs), where, ctx) for index, spec in enumerate(specs, 1)]
     return results, engine, notes, size
+
+
+def _runnable(profile: Profile, writes_ok: bool) -> list[TestSpec]:
+    return [s for s in profile.tests if writes_ok or not s.writes]
 
 
 def _engine(path: str, direct: bool, opts: BenchOptions) -> str:
@@ -396,7 +403,7 @@ def _command(spec: TestSpec, plan: JobPlan, read_only: bool) -> list[str]:
 def _run_test(spec: TestSpec, index: int, total: int, where: _Where, ctx: _Ctx) -> TestResult:
     profile, opts, events = ctx.profile, ctx.opts, ctx.events
     adaptive = opts.adaptive and opts.fixed_time_s is None and profile.max_runtime_s is not None
-    runtime = opts.fixed_time_s or (profile.max_runtime_s if adaptive else profile.runtime_s) or profile.runtime_s
+    runtime = opts.fixed_time_s or (profile.max_runtime_s if adaptive else None) or profile.runtime_s
     plan = JobPlan(where.path, where.region, where.offset, where.engine, where.direct, runtime, profile.ramp_s)
     events.test_start(index, total, spec, runtime + profile.ramp_s)
     live: list[fio.StatusSample] = []
@@ -451,5 +458,5 @@ def _reference(ctx: _Ctx, writes_ok: bool, size: int) -> tuple[TestResult, ...]:
         where = _Where(
             path, size, None, fio.pick_engine(path, direct), direct, cache_affected=not direct, read_only=False
         )
-        specs = [s for s in ctx.profile.tests if writes_ok or not s.writes]
+        specs = _runnable(ctx.profile, writes_ok)
         return tuple(_run_test(spec, index, len(specs), where, ctx) for index, spec in enumerate(specs, 1))

@@ -148,9 +148,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     try:
         run = run_bench(args.target, _bench_options(args, args.profile), events)
     finally:
-        close = getattr(events, "close", None)
-        if close:
-            close()
+        events.close()
     from disksleuth.analysis.ceilings import link_chain
     from disksleuth.present.bench_view import run_to_dict
     from disksleuth.present.jsonout import device_to_dict
@@ -304,8 +302,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from disksleuth.present import compare_view
     from disksleuth.store.db import parse_run_ids
 
-    if len(args.runs) < 1:
-        raise UsageError("compare needs at least one run id")
     docs = _load_docs(args, args.runs, with_series=False)
     ids = [d["run"]["id"] for d in docs]
     baseline = 0
@@ -540,9 +536,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     try:
         result = run_check(target, _bench_options(args, args.profile), events)
     finally:
-        close = getattr(events, "close", None)
-        if close:
-            close()
+        events.close()
     doc = run_to_dict(result.run)
     doc = {
         "device": device_to_dict(result.device, result.chain),

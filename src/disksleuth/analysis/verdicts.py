@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from disksleuth.analysis import steady
 from disksleuth.analysis.ceilings import pcie_label, pcie_mbps, usb_mbps
 from disksleuth.analysis.health import health_findings
 from disksleuth.analysis.links import static_findings
@@ -197,12 +196,12 @@ def thermal_throttling(
         hot_reasons.append(f"{key.removeprefix('throttle.').replace('_', ' ')} grew from {before} to {after}")
     if not hot_reasons:
         return None
-    dips = []
-    for t in tests:
-        values = [p.read_mbps + p.write_mbps for p in t.series]
-        cliff = steady.burst_and_sustained(values)
-        if cliff and cliff[1] < cliff[0]:
-            dips.append(f"{t.id} fell from {cliff[0]:,.0f} to {cliff[1]:,.0f} MB/s")
+    # steady.annotate found each test's burst and sustained figures, with the ramp left out.
+    dips = [
+        f"{t.id} fell from {t.burst_mbps:,.0f} to {t.sustained_mbps:,.0f} MB/s"
+        for t in tests
+        if t.burst_mbps is not None and t.sustained_mbps is not None and t.sustained_mbps < t.burst_mbps
+    ]
     if not dips:
         return None
     return Finding(

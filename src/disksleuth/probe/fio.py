@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from disksleuth.errors import CommandFailed, DisksleuthError, ParseError
+from disksleuth.errors import CommandFailed, CommandTimeout, DisksleuthError, ParseError
 from disksleuth.probe import runner
 from disksleuth.probe.fio_parse import FioReport, parse_fio_json, report_from_document, split_documents
 
@@ -149,10 +149,10 @@ def run_job(
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.killpg(proc.pid, signal.SIGINT)
             if time.monotonic() - started > timeout_s:
-                raise _timeout(full, timeout_s)
+                raise CommandTimeout(full, timeout_s)
         proc.wait(timeout=max(5.0, timeout_s - (time.monotonic() - started)))
     except subprocess.TimeoutExpired as exc:
-        raise _timeout(full, timeout_s) from exc
+        raise CommandTimeout(full, timeout_s) from exc
     finally:
         stop(proc)
         drain.join(timeout=5)
@@ -173,12 +173,6 @@ def run_job(
         raise CommandFailed(full, proc.returncode, stdout, stderr or "\n".join(report.messages))
     # The final document repeats the last status one; drop it from the series.
     return report, samples[:-1] if len(samples) > 1 else samples
-
-
-def _timeout(argv: list[str], timeout_s: float) -> DisksleuthError:
-    from disksleuth.errors import CommandTimeout
-
-    return CommandTimeout(argv, timeout_s)
 
 
 def stop(proc: subprocess.Popen[str]) -> None:

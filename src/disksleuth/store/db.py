@@ -366,7 +366,8 @@ class Store:
                 device_model=device.get("model"),
                 device_firmware=device.get("firmware"),
                 device_capacity_bytes=device.get("size_bytes"),
-                device_serial_sha256=device.get("serial_sha256") or serial_hash(device.get("serial")),
+                device_serial_sha256=device.get("serial_sha256")
+                or serial_hash(device.get("serial")),  # load() reads it back
                 device_transport=device.get("transport"),
                 size_bytes=run.get("size_bytes"),
                 summary=doc.get("summary"),
@@ -580,11 +581,8 @@ class Store:
 
 
 def _without_serial(device: dict[str, Any]) -> dict[str, Any]:
-    """Serial numbers never reach the store in the clear; partitions and notes stay."""
-    out = {k: v for k, v in device.items() if k not in ("serial", "serial_sha256")}
-    if device.get("serial"):
-        out["serial_sha256"] = serial_hash(device["serial"])
-    return out
+    """Serial numbers never reach the store in the clear: the hash has its own column."""
+    return {k: v for k, v in device.items() if k not in ("serial", "serial_sha256")}
 
 
 def _now() -> str:
