@@ -571,7 +571,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     def add(name: str, func: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        # argparse %-formats help strings (not descriptions): a bare % would crash --help.
+        p = sub.add_parser(name, help=help_text.replace("%", "%%"), description=help_text)
         p.set_defaults(func=func)
         p.add_argument("--json", action="store_true", help="print JSON (schema disksleuth/1)")
         return p
@@ -612,7 +613,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("compare", cmd_compare, "saved runs side by side, with ratios or % of a reference")
     p.add_argument("runs", nargs="+", metavar="RUN")
     p.add_argument("--baseline", metavar="RUN", help="ratios against this run (default: the first)")
-    p.add_argument("--relative-to", metavar="RUN", help="every figure as % of this run (e.g. a RAM disk)")
+    p.add_argument("--relative-to", metavar="RUN", help="every figure as %% of this run (e.g. a RAM disk)")
     p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table")
     _db_arg(p)
 
