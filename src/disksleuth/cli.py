@@ -484,13 +484,25 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from disksleuth.analysis.ceilings import link_chain
     from disksleuth.analysis.verdicts import Figures, summary_line, verdicts
     from disksleuth.probe.block import read_device
-    from disksleuth.units import parse_positive, parse_rate_mbps
+    from disksleuth.units import parse_count, parse_rate
 
+    # Each figure as given and as read, shown back so a misread (bits for bytes, 1,243 for 1.243) is visible.
+    given: list[dict] = []
+    rates = {}
+    for option, text in (("--read", args.read), ("--write", args.write)):
+        if text:
+            rate = rates[option] = parse_rate(text)
+            given.append({"option": option, "text": text, "mbps": rate.mbps, "read_as": rate.read_as})
+    counts = {}
+    for option, text in (("--read-iops", args.read_iops), ("--write-iops", args.write_iops)):
+        if text:
+            iops = counts[option] = parse_count(text, option)
+            given.append({"option": option, "text": text, "iops": iops, "read_as": f"{iops:,g} IOPS"})
     figures = Figures(
-        seq_read_mbps=parse_rate_mbps(args.read) if args.read else None,
-        seq_write_mbps=parse_rate_mbps(args.write) if args.write else None,
-        rand_read_iops=parse_positive(args.read_iops, "--read-iops") if args.read_iops else None,
-        rand_write_iops=parse_positive(args.write_iops, "--write-iops") if args.write_iops else None,
+        seq_read_mbps=rates["--read"].mbps if "--read" in rates else None,
+        seq_write_mbps=rates["--write"].mbps if "--write" in rates else None,
+        rand_read_iops=counts.get("--read-iops"),
+        rand_write_iops=counts.get("--write-iops"),
     )
     root = _sysfs_root(args)
     device = read_device(_resolve_device_name(args.device, root), root)
@@ -504,6 +516,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         emit(
             {
                 "device": device_to_dict(device, chain),
+                "given": given,
                 "tests": figures_to_tests(figures),
                 "findings": [f.to_dict() for f in findings],
                 "summary": summary,
@@ -511,10 +524,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
         )
     else:
         from disksleuth.present.check_view import render_device_header, render_verdict
+        from disksleuth.present.text import console
 
         render_device_header(device, chain, None)
         if not figures.any():
             print("(no figures given: --read, --write, --read-iops or --write-iops add the dynamic verdicts)")
+        for g in given:
+            console().print(f"given {g['option']} {g['text']!r}, read as {g['read_as']}", markup=False, highlight=False)
         render_verdict(findings, summary)
     return _exit_for(findings)
 
@@ -633,9 +649,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("explain", cmd_explain, "explain a figure measured elsewhere against the device's link chain")
     p.add_argument("device", metavar="DEVICE", help="block device, e.g. nvme0n1 or /dev/sda")
-    p.add_argument("--read", metavar="RATE", help="sequential read, e.g. 373MB/s, 1.2GB/s, 350MiB/s")
+    p.add_argument(
+        "--read",
+        metavar="RATE",
+        help="sequential read, e.g. 373MB/s, 1,243 MB/s, 350MiB/s, 480Mb/s (bits), or a pasted hdparm/fio/dd line",
+    )
     p.add_argument("--write", metavar="RATE", help="sequential write")
-    p.add_argument("--read-iops", metavar="N", help="4 KiB random read IOPS (any queue depth)")
+    p.add_argument("--read-iops", metavar="N", help="4 KiB random read IOPS (any queue depth), e.g. 50,000 or 42.9k")
     p.add_argument("--write-iops", metavar="N", help="4 KiB random write IOPS (any queue depth)")
     sysfs_arg(p)
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import dataclass
 
 from disksleuth.errors import UsageError
 
@@ -36,33 +38,148 @@ def parse_size(text: str) -> int:
     return int(value)
 
 
-_RATE_UNITS = {
-    "b/s": 1e-6,
-    "kb/s": 1e-3,
-    "mb/s": 1.0,
-    "gb/s": 1e3,
-    "kib/s": 1024 / 1e6,
-    "mib/s": 1024**2 / 1e6,
-    "gib/s": 1024**3 / 1e6,
-    "mbps": 1.0,  # as written on forums, meaning MB/s; megabits are spelled Mbit/s below
-    "mbit/s": 1 / 8,
-    "gbit/s": 1e3 / 8,
-    "mb": 1.0,
-}
+# --- rates -------------------------------------------------------------------------------------
+#
+# Rates are read the way people write and paste them: `1,243MB/s`, `480 Mb/s`, `10Gbps`, hdparm's
+# `= 373.60 MB/sec`, fio's `BW=599KiB/s (613kB/s)`, dd's `1.1 GB/s`. B is a byte and b a bit (the
+# IEEE 1541 / IEC 80000-13 symbols); KiB/MiB/GiB are binary (IEC 60027-2); k/M/G/T decimal. The
+# prefix's case carries no meaning, B vs b does. But a lower-case m/g/t before a lower-case b
+# (`mb/s`, `gbps`) is written too loosely to trust the b: refused as ambiguous, never guessed.
+
+_PREFIX_SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+_PREFIX_SCALE |= {"ki": 1024.0, "mi": 1024.0**2, "gi": 1024.0**3, "ti": 1024.0**4}
+# Digits, optionally grouped by thousands separators (1,243 or 1_243), and a decimal point.
+_NUMBER = r"(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)?|\.\d+"
+_PER_SECOND = r"/\s?s(?:ec(?:ond)?s?)?|ps|p/s"
+_UNIT = rf"(?P<prefix>[kmgt]i?)?(?P<what>bytes?|bits?|b)(?P<per>{_PER_SECOND})?"
+_RATE_IN_TEXT = re.compile(rf"(?<![\w.])(?P<num>{_NUMBER})\s*(?P<unit>{_UNIT})(?![\w/])", re.I)
+_SIMPLE = re.compile(r"\s*(?P<sign>[-+])?(?P<num>[\d.,_]+)\s*(?P<unit>[A-Za-z][A-Za-z/ ]*?)?\s*")
+_TRY = "try 373MB/s, 1.2GB/s, 350MiB/s, or 480Mb/s and 10Gbit/s for bits"
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A rate as given and as read: `text` is what was written, `mbps` what it means (10^6 bytes/s)."""
+
+    text: str
+    mbps: float
+    value: float  # the number as written
+    unit: str  # the unit as read, normalised: "MB/s", "Mbit/s", "KiB/s"
+
+    @property
+    def read_as(self) -> str:
+        """'480 Mbit/s = 60 MB/s': shown back so a misread is visible."""
+        shown = f"{self.value:,g} {self.unit}"
+        return shown if self.unit == "MB/s" else f"{shown} = {fmt_rate(self.mbps)}"
+
+
+def _shown(text: str) -> str:
+    """User text in an error line: quoted, and cut short so the line stays one line."""
+    return repr(text if len(text) <= 80 else text[:77] + "...")
+
+
+def fmt_rate(mbps: float) -> str:
+    """MB/s, with decimals only where a small figure needs them: 1,243 MB/s, 60 MB/s, 0.075 MB/s."""
+    if mbps >= 10:
+        return f"{mbps:,.0f} MB/s" if mbps >= 100 or mbps == int(mbps) else f"{mbps:,.1f} MB/s"
+    return f"{mbps:.3g} MB/s"
+
+
+def _read_number(text: str, original: str) -> float:
+    if not re.fullmatch(_NUMBER, text):
+        raise UsageError(
+            f"not a rate: cannot read the number {_shown(text)} in {_shown(original)} "
+            "(commas only between groups of three digits, a point for decimals: 1,243.5)"
+        )
+    return float(text.replace(",", "").replace("_", ""))
+
+
+def _read_unit(unit: str, original: str, *, need_per_second: bool) -> tuple[float, str]:
+    """'MB/s' -> (bytes per second per unit, normalised name); UsageError when unknown or ambiguous."""
+    m = re.fullmatch(_UNIT, unit, re.I)
+    what = m.group("what") if m else ""
+    # Single-letter B/b is case-sensitive; the words byte/bit and the rest are not.
+    if m is None or (len(what) == 1 and what not in "Bb") or (need_per_second and not m.group("per")):
+        raise UsageError(f"unknown rate unit {unit!r} in {_shown(original)} ({_TRY})")
+    prefix = m.group("prefix") or ""
+    bits = what == "b" or what.lower().startswith("bit")
+    if what == "b" and prefix[:1] in ("m", "g", "t"):
+        big = prefix[:1].upper() + prefix[1:]
+        raise UsageError(
+            f"ambiguous rate unit {unit!r} in {_shown(original)}: write {big}B/s for bytes or {big}bit/s for bits"
+        )
+    key = prefix.lower()
+    name = ("k" if key == "k" else key[:1].upper()) + ("i" if key.endswith("i") else "")
+    return _PREFIX_SCALE[key] / (8 if bits else 1), name + ("bit/s" if bits else "B/s")
+
+
+def parse_rate(text: str) -> Rate:
+    """A rate as people write or paste it -> Rate in MB/s (10^6 bytes per second).
+
+    '373' and '373MB/s' are MB/s; '1,243 MB/s' is 1243; '480Mb/s', '10Gbps', '1 Gbit/s' are bits;
+    '350MiB/s' is binary; a pasted tool line ('... = 373.60 MB/sec', 'BW=599KiB/s (613kB/s)') is
+    read for the rate in it. Anything unclear is one UsageError, never a guess."""
+    original = text or ""
+    if re.search(r"\b(?:nan|inf(?:inity)?)(?![a-z])", original, re.I):
+        raise UsageError(f"not a rate: {_shown(original)} (a finite number is needed; {_TRY})")
+    simple = _SIMPLE.fullmatch(original)
+    if simple:
+        number = _read_number(simple.group("num"), original)
+        unit_text = (simple.group("unit") or "").replace(" ", "")
+        # A bare number is MB/s; `373MB` without "/s" is still a rate, as the option asks for one.
+        scale, unit = _read_unit(unit_text, original, need_per_second=False) if unit_text else (1e6, "MB/s")
+        if simple.group("sign") == "-" or number == 0:
+            raise UsageError(f"rate must be positive: {_shown(original)}")
+        return _plausible(Rate(original, number * scale / 1e6, number, unit))
+    # fio labels its figure `bw=` (and prints min-max ranges after it): read the labelled one.
+    labelled = re.search(r"\bbw\s*=", original, re.I)
+    scan = original[labelled.end() :] if labelled else original
+    found = []
+    for m in _RATE_IN_TEXT.finditer(scan):
+        if not m.group("per"):
+            continue  # `1122 MB in 3.00 seconds`, `(1.1 GB, 1.0 GiB)`: amounts, not rates
+        number = _read_number(m.group("num"), original)
+        scale, unit = _read_unit(m.group("unit"), original, need_per_second=True)
+        found.append(Rate(original, number * scale / 1e6, number, unit))
+    if not found:
+        if re.search(r"\d", original):
+            raise UsageError(f"not a rate: {_shown(original)} has no figure per second in it ({_TRY})")
+        raise UsageError(f"not a rate: {_shown(original)} ({_TRY})")
+    first = found[0]
+    if labelled:
+        found = found[:2]
+    # fio prints one rate twice, binary then decimal (`599KiB/s (613kB/s)`): the same figure, rounded.
+    if any(abs(r.mbps - first.mbps) > 0.02 * first.mbps for r in found[1:]):
+        listed = ", ".join(f"{r.value:,g} {r.unit}" for r in found)
+        raise UsageError(f"several different rates in {_shown(original)} ({listed}): give just one")
+    return _plausible(first)
+
+
+def _plausible(rate: Rate) -> Rate:
+    if rate.mbps <= 0:
+        raise UsageError(f"rate must be positive: {_shown(rate.text)}")
+    if not math.isfinite(rate.mbps) or rate.mbps > 1e9:  # 1 PB/s: no storage path comes near
+        raise UsageError(f"not a plausible rate: {_shown(rate.text)}")
+    return rate
 
 
 def parse_rate_mbps(text: str) -> float:
-    """'373MB/s', '1.2GB/s', '350MiB/s', '373' (MB/s) -> MB/s (10^6 bytes per second)."""
-    m = re.fullmatch(r"\s*(-?\d+(?:[.,]\d+)?)\s*([a-zA-Z/]*)\s*", text or "")
-    if not m:
-        raise UsageError(f"not a rate: {text!r} (try 373MB/s, 1.2GB/s or 350MiB/s)")
-    number = float(m.group(1).replace(",", "."))
-    unit = m.group(2).lower() or "mb/s"
-    if unit not in _RATE_UNITS:
-        raise UsageError(f"unknown rate unit in {text!r} (try MB/s, GB/s, MiB/s)")
-    value = number * _RATE_UNITS[unit]
-    if value <= 0:
-        raise UsageError(f"rate must be positive: {text!r}")
+    """'373MB/s', '1.2GB/s', '350MiB/s', '480Mb/s', '373' (MB/s) -> MB/s (10^6 bytes per second)."""
+    return parse_rate(text).mbps
+
+
+def parse_count(text: str, what: str) -> float:
+    """IOPS as written or pasted: '50,000', '42.9k', '42900 IOPS', fio's 'IOPS=146k' (k = 1000 in fio's IOPS)."""
+    original = text or ""
+    m = re.fullmatch(r"\s*(?P<num>[\d.,_]+)\s*(?P<k>[kKmM])?\s*(?:iops|IO/s)?\s*", original, re.I)
+    if m is None:
+        m = re.search(r"IOPS\s*=\s*(?P<num>[\d.,_]+)(?P<k>[kKmM])?\b", original)
+    if m is None or not re.fullmatch(_NUMBER, m.group("num")):
+        raise UsageError(f"{what} must be a number: {_shown(original)} (e.g. 50,000 or 42.9k)")
+    value = float(m.group("num").replace(",", "").replace("_", ""))
+    value *= {"k": 1e3, "m": 1e6}.get((m.group("k") or "").lower(), 1.0)
+    if value <= 0 or not math.isfinite(value):
+        raise UsageError(f"{what} must be positive: {_shown(original)}")
     return value
 
 
