@@ -575,6 +575,66 @@ def cmd_check(args: argparse.Namespace) -> int:
     return _exit_for(result.findings)
 
 
+# --- exporter / fleet --------------------------------------------------------------------------
+
+
+def cmd_exporter(args: argparse.Namespace) -> int:
+    from disksleuth import exporter
+    from disksleuth.units import parse_positive
+
+    root = _sysfs_root(args)
+    max_age = parse_positive(args.health_max_age, "--health-max-age") if args.health_max_age else None
+    # Health needs the live machine's smartctl; a captured tree has none.
+    cache = None
+    if not args.no_health and root == "/":
+        cache = exporter.HealthCache(max_age or exporter.DEFAULT_HEALTH_MAX_AGE_S)
+    db_url = args.db
+
+    def take() -> exporter.Snapshot:
+        return exporter.snapshot(root, cache, db_url, with_bench=not args.no_bench)
+
+    if args.textfile:
+        if cache is not None:
+            from disksleuth.probe.block import list_devices
+
+            cache.refresh(exporter.health_paths(list_devices(root)))
+        snap = take()
+        path = exporter.write_textfile(args.textfile, snap)
+        if args.json:
+            from disksleuth.present.jsonout import emit
+
+            emit({"exporter": {"textfile": path, "devices": len(snap.disks), "bench_figures": len(snap.bench)}})
+        else:
+            print(f"wrote {path}: {len(snap.disks)} devices, {len(snap.bench)} stored benchmark figures")
+        return EXIT_OK
+
+    refresher = None
+    if cache is not None:
+        from disksleuth.probe.block import list_devices
+
+        refresher = exporter.HealthRefresher(cache, lambda: exporter.health_paths(list_devices(root))).start()
+
+    def ready(host: str, port: int) -> None:
+        where = f"http://{'[' + host + ']' if ':' in host else host}:{port}/metrics"
+        if args.json:
+            from disksleuth.present.jsonout import emit
+
+            emit({"exporter": {"listen": f"{host}:{port}", "url": where}})
+            sys.stdout.flush()
+        else:
+            print(f"serving {where} (Ctrl-C stops)", flush=True)
+
+    from disksleuth.bench import sigterm_as_exception
+
+    try:
+        with sigterm_as_exception():
+            exporter.serve(args.listen, take, ready)
+    finally:
+        if refresher:
+            refresher.stop()
+    return EXIT_OK
+
+
 # --- parser ----------------------------------------------------------------------------------
 
 
@@ -670,6 +730,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--destructive", action="store_true", help="allow write tests on a device or existing file")
     p.add_argument("--yes", action="store_true", help="do not ask before destructive writes (needed without a TTY)")
     p.add_argument("--precondition", action="store_true", help="flash profile: fill the region twice first")
+
+    p = add(
+        "exporter",
+        cmd_exporter,
+        "Prometheus metrics: each disk with its link chain, ceilings, findings and latest stored benchmark",
+    )
+    p.add_argument(
+        "--listen",
+        default="127.0.0.1:9958",
+        metavar="ADDR:PORT",
+        help="serve /metrics here (default: 127.0.0.1:9958; :9958 for every address)",
+    )
+    p.add_argument(
+        "--textfile",
+        metavar="DIR",
+        help="write DIR/disksleuth.prom for node_exporter's textfile collector and exit",
+    )
+    p.add_argument(
+        "--health-max-age",
+        metavar="SECONDS",
+        help="read SMART health at most this often (default 3600); sleeping drives are never woken",
+    )
+    p.add_argument("--no-health", action="store_true", help="no smartctl at all (link and benchmark metrics only)")
+    p.add_argument("--no-bench", action="store_true", help="no benchmark metrics (do not read the results store)")
+    _db_arg(p)
+    sysfs_arg(p)
     return parser
 
 

@@ -14,11 +14,23 @@ class NoSmartData(EnvironmentProblem):
     pass
 
 
-def read_health(device_path: str, timeout_s: float = 60.0) -> Health:
-    """`smartctl -x --json DEV`, normalised. Raises ToolMissing, NoSmartData."""
+class DriveAsleep(NoSmartData):
+    pass
+
+
+def read_health(device_path: str, timeout_s: float = 60.0, no_wake: bool = False) -> Health:
+    """`smartctl -x --json DEV`, normalised. Raises ToolMissing, NoSmartData (DriveAsleep with `no_wake`
+    when the drive is in standby: smartctl -n standby checks the power mode without spinning it up)."""
     runner.require("smartctl")
+    argv = ["smartctl", "-x", "--json", device_path]
+    if no_wake:
+        argv[1:1] = ["-n", "standby"]
     # smartctl's exit status is a bitmask: non-zero does not mean there is no data.
-    res = runner.run(["smartctl", "-x", "--json", device_path], timeout_s=timeout_s, check=False)
+    res = runner.run(argv, timeout_s=timeout_s, check=False)
+    # smartctl 7.x, -n standby on a sleeping drive: exit bit 1 and "Device is in STANDBY mode" (or SLEEP),
+    # and no SMART data (smartmontools smartctl.cpp, power mode check).
+    if no_wake and res.returncode & 2 and ("STANDBY mode" in res.stdout or "SLEEP mode" in res.stdout):
+        raise DriveAsleep(f"{device_path}: the drive is asleep; not woken to read SMART data")
     try:
         health = parse_smartctl_json(res.stdout)
     except ParseError as exc:

@@ -1,0 +1,225 @@
+"""What the Prometheus exporter serves: every disk joined to its link chain, ceilings and findings,
+plus the latest stored benchmark per device and test.
+
+A scrape reads sysfs and caches only. It never runs fio, and health comes from a cache that a
+background thread refreshes with `smartctl -n standby`, so a scrape never waits for smartctl and
+never wakes a sleeping disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from disksleuth.analysis.ceilings import link_chain
+from disksleuth.analysis.health import health_findings
+from disksleuth.analysis.links import static_findings
+from disksleuth.analysis.verdicts import with_drive_sata_max
+from disksleuth.errors import DisksleuthError
+from disksleuth.model import Device, Finding, LinkChain
+from disksleuth.probe.block import list_devices
+
+# Virtual block devices have no SMART data; asking smartctl about them only costs time.
+NO_HEALTH_TRANSPORTS = frozenset({"loop", "zram", "md", "dm", "virtio", "unknown"})
+DEFAULT_HEALTH_MAX_AGE_S = 3600.0
+
+
+@dataclass(frozen=True)
+class DiskState:
+    device: Device
+    chain: LinkChain
+    findings: tuple[Finding, ...]
+    health: object | None  # model_run.Health; loaded lazily so a scrape without health stays light
+    health_read_at: float | None  # wall-clock seconds
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    disks: tuple[DiskState, ...]
+    bench: tuple[dict, ...]  # latest stored figures per device and test (store.latest.latest_tests)
+    bench_error: str | None
+    hostname: str
+
+
+class HealthCache:
+    """Health per device path, read at most once per `max_age_s`.
+
+    `reader(path)` returns a Health or raises DisksleuthError (no SMART, asleep, no smartctl): then
+    the previous reading is kept. `refresh()` reads what is stale; the HTTP mode runs it in a
+    background thread so scrapes only ever read the cache."""
+
+    def __init__(self, max_age_s: float, reader: Callable[[str], object] | None = None):
+        self.max_age_s = max_age_s
+        self._reader = reader or _read_health_no_wake
+        self._entries: dict[str, tuple[object, float]] = {}
+        self._tried: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def get(self, path: str) -> tuple[object | None, float | None]:
+        with self._lock:
+            entry = self._entries.get(path)
+        return entry if entry else (None, None)
+
+    def refresh(self, paths: list[str], now: Callable[[], float] = time.time) -> None:
+        for path in paths:
+            with self._lock:
+                tried = self._tried.get(path)
+            if tried is not None and now() - tried < self.max_age_s:
+                continue
+            with self._lock:
+                self._tried[path] = now()
+            try:
+                health = self._reader(path)
+            except DisksleuthError:
+                continue
+            with self._lock:
+                self._entries[path] = (health, now())
+
+
+def _read_health_no_wake(path: str) -> object:
+    from disksleuth.probe.smart import read_health
+
+    return read_health(path, timeout_s=30, no_wake=True)
+
+
+def health_paths(devices: list[Device]) -> list[str]:
+    return [d.path for d in devices if d.transport not in NO_HEALTH_TRANSPORTS]
+
+
+def disk_states(devices: list[Device], cache: HealthCache | None) -> tuple[DiskState, ...]:
+    out = []
+    for device in devices:
+        if device.transport in ("loop", "zram") and not device.size_bytes:
+            continue  # unattached loop devices and unconfigured zram, hidden as `list` hides them
+        health, read_at = cache.get(device.path) if cache else (None, None)
+        dev = with_drive_sata_max(device, health) if health is not None else device  # type: ignore[arg-type]
+        chain = link_chain(dev.hops)
+        findings = list(static_findings(dev))
+        if health is not None:
+            findings.extend(health_findings(health))  # type: ignore[arg-type]
+        out.append(DiskState(dev, chain, tuple(findings), health, read_at))
+    return tuple(out)
+
+
+def latest_bench(db_url: str | None, hostname: str) -> tuple[tuple[dict, ...], str | None]:
+    """The latest stored figures of this host, or () and why not. Never creates a store."""
+    from disksleuth.store.latest import latest_tests
+
+    try:
+        return tuple(latest_tests(db_url, hostname)), None
+    except DisksleuthError as exc:
+        return (), str(exc)
+
+
+def snapshot(
+    sysfs_root: str = "/",
+    cache: HealthCache | None = None,
+    db_url: str | None = None,
+    hostname: str | None = None,
+    with_bench: bool = True,
+) -> Snapshot:
+    host = hostname or socket.gethostname()
+    devices = list_devices(sysfs_root)
+    bench, error = latest_bench(db_url, host) if with_bench else ((), None)
+    return Snapshot(disk_states(devices, cache), bench, error, host)
+
+
+DEFAULT_LISTEN = "127.0.0.1:9958"
+TEXTFILE_NAME = "disksleuth.prom"
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """'ADDR:PORT', ':PORT' or '[v6]:PORT' -> (address, port); port 0 takes any free port."""
+    from disksleuth.errors import UsageError
+
+    host, sep, port_text = text.rpartition(":")
+    if not sep or not port_text.isdigit() or not 0 <= int(port_text) < 65536:
+        raise UsageError(f"--listen {text!r}: expected ADDR:PORT, e.g. 127.0.0.1:9958 or :9958")
+    host = host.strip("[]") or "0.0.0.0"
+    return host, int(port_text)
+
+
+def write_textfile(directory: str, snap: Snapshot) -> str:
+    """DIR/disksleuth.prom for node_exporter's textfile collector, written then renamed into place so
+    node_exporter never reads half a file."""
+    import os
+    import tempfile
+
+    from disksleuth.errors import UsageError
+    from disksleuth.present.prometheus import exposition
+
+    if not os.path.isdir(directory):
+        raise UsageError(f"--textfile {directory}: no such directory")
+    path = os.path.join(directory, TEXTFILE_NAME)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".disksleuth-", suffix=".prom.tmp", dir=directory)
+    except OSError as exc:
+        raise UsageError(f"--textfile {directory}: cannot write there ({exc.strerror})") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(exposition(snap))
+        os.chmod(tmp, 0o644)  # node_exporter usually runs as another user
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def serve(
+    listen: str,
+    take: Callable[[], Snapshot],
+    ready: Callable[[str, int], None] | None = None,
+    stop: threading.Event | None = None,
+) -> None:
+    """Serve /metrics until `stop` is set (or forever); each scrape calls `take`."""
+    from prometheus_client import CollectorRegistry, start_http_server
+
+    from disksleuth.errors import EnvironmentProblem
+    from disksleuth.present.prometheus import SnapshotCollector
+
+    host, port = parse_listen(listen)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(SnapshotCollector(take))
+    try:
+        server, thread = start_http_server(port, addr=host, registry=registry)
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    try:
+        if ready:
+            ready(host, server.server_address[1])
+        (stop or threading.Event()).wait()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+class HealthRefresher:
+    """Refreshes the health cache in the background, so scrapes never wait for smartctl."""
+
+    def __init__(self, cache: HealthCache, paths: Callable[[], list[str]], every_s: float = 60.0):
+        self.cache = cache
+        self.paths = paths
+        self.every_s = every_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="disksleuth-health", daemon=True)
+
+    def start(self) -> HealthRefresher:
+        self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            with contextlib.suppress(DisksleuthError, OSError):
+                self.cache.refresh(self.paths())
+            self._stop.wait(min(self.every_s, self.cache.max_age_s))
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)

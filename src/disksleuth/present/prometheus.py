@@ -1,0 +1,214 @@
+"""Prometheus metrics from an exporter snapshot (pure: no I/O).
+
+Naming follows the Prometheus guidelines (https://prometheus.io/docs/practices/naming/): base units
+(bytes, seconds, bytes per second), `_info` gauges with value 1 carry labels, and `device` is the kernel
+name without /dev/, as node_exporter and smartctl_exporter write it, so the three join on `device`.
+PCIe hops also carry node_exporter's pcidevice location (segment, bus, device, function; the PCI
+device number is `pci_device` here, because `device` already names the disk).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from disksleuth import __version__
+from disksleuth.exporter import Snapshot
+from disksleuth.model import PcieHop, SataHop, UsbHop
+
+MB = 1e6
+# Stored latency figures are in microseconds; Prometheus wants seconds.
+_LATENCY_STATS = (
+    ("mean", "lat_mean_us"),
+    ("p50", "lat_p50_us"),
+    ("p99", "lat_p99_us"),
+    ("p99.9", "lat_p999_us"),
+    ("max", "lat_max_us"),
+)
+
+
+def _label(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _pci_location(bdf: str | None) -> list[str]:
+    """'0000:03:00.0' -> ['0000', '03', '00', '0'] as node_exporter's pcidevice labels spell it."""
+    if not bdf:
+        return ["", "", "", ""]
+    try:
+        domain, bus, devfn = bdf.split(":")
+        dev, fn = devfn.split(".")
+    except ValueError:
+        return ["", "", "", ""]
+    return [domain, bus, dev, fn]
+
+
+def _hop_address(hop: object) -> tuple[str, str]:
+    """(address, the port above it) of a hop, for joins and for people."""
+    if isinstance(hop, PcieHop):
+        return hop.name, _label(hop.port)
+    if isinstance(hop, SataHop):
+        return hop.name, _label(hop.port)
+    if isinstance(hop, UsbHop):
+        return hop.name, ""
+    return _label(getattr(hop, "name", "")), _label(getattr(hop, "host", ""))
+
+
+def families(snap: Snapshot) -> list[Metric]:
+    build = GaugeMetricFamily("disksleuth_build_info", "disksleuth's version; value is always 1.", labels=["version"])
+    build.add_metric([__version__], 1)
+
+    info = GaugeMetricFamily(
+        "disksleuth_device_info",
+        "A block device as disksleuth sees it; value is always 1.",
+        labels=["device", "model", "serial_sha256", "firmware", "transport", "rotational"],
+    )
+    size = GaugeMetricFamily("disksleuth_device_size_bytes", "Size of the block device.", labels=["device"])
+    ceiling = GaugeMetricFamily(
+        "disksleuth_link_ceiling_bytes_per_second",
+        "Practical ceiling of the device's link chain: `current` at the negotiated rates, `capable` if every hop "
+        "ran at the best rate both of its ends support.",
+        labels=["device", "state"],
+    )
+    hops = GaugeMetricFamily(
+        "disksleuth_link_hop_info",
+        "One hop of the path from the device to the CPU (hop 0 is nearest the device); value is always 1. "
+        "PCIe hops carry node_exporter's pcidevice location (pci_device is its `device` label).",
+        labels=[
+            "device",
+            "hop",
+            "kind",
+            "address",
+            "port",
+            "label",
+            "capable_label",
+            "segment",
+            "bus",
+            "pci_device",
+            "function",
+        ],
+    )
+    hop_ceiling = GaugeMetricFamily(
+        "disksleuth_link_hop_ceiling_bytes_per_second",
+        "Practical ceiling of one hop, at its negotiated (`current`) or best common (`capable`) rate.",
+        labels=["device", "hop", "state"],
+    )
+    finding = GaugeMetricFamily(
+        "disksleuth_finding",
+        "An active finding about the device (link, health); value is always 1. Severity is info, warn or critical.",
+        labels=["device", "code", "severity"],
+    )
+    health_age = GaugeMetricFamily(
+        "disksleuth_health_read_timestamp_seconds",
+        "When the cached SMART health behind the health findings was read (smartctl -n standby).",
+        labels=["device"],
+    )
+    from disksleuth.store.db import serial_hash  # sha256 of the serial, as the results store keeps it
+
+    for disk in snap.disks:
+        dev = disk.device
+        info.add_metric(
+            [
+                dev.name,
+                _label(dev.model),
+                _label(serial_hash(dev.serial)),
+                _label(dev.firmware),
+                dev.transport,
+                _label(None if dev.rotational is None else int(dev.rotational)),
+            ],
+            1,
+        )
+        if dev.size_bytes is not None:
+            size.add_metric([dev.name], dev.size_bytes)
+        for state, mbps in (("current", disk.chain.current_ceiling_mbps), ("capable", disk.chain.capable_ceiling_mbps)):
+            if mbps is not None:
+                ceiling.add_metric([dev.name, state], mbps * MB)
+        for index, hc in enumerate(disk.chain.hops):
+            address, port = _hop_address(hc.hop)
+            location = _pci_location(hc.hop.name) if isinstance(hc.hop, PcieHop) else ["", "", "", ""]
+            hops.add_metric(
+                [dev.name, str(index), hc.hop.kind, address, port, hc.label, _label(hc.capable_label), *location], 1
+            )
+            for state, mbps in (("current", hc.current_mbps), ("capable", hc.capable_mbps)):
+                if mbps is not None:
+                    hop_ceiling.add_metric([dev.name, str(index), state], mbps * MB)
+        for f in disk.findings:
+            finding.add_metric([dev.name, f.code, f.severity], 1)
+        if disk.health_read_at is not None:
+            health_age.add_metric([dev.name], disk.health_read_at)
+
+    bench_bps = GaugeMetricFamily(
+        "disksleuth_bench_bytes_per_second",
+        "Throughput of the newest stored benchmark of each device and test (fio, direct I/O).",
+        labels=["device", "test", "direction"],
+    )
+    bench_iops = GaugeMetricFamily(
+        "disksleuth_bench_iops",
+        "I/O operations per second of the newest stored benchmark of each device and test.",
+        labels=["device", "test", "direction"],
+    )
+    bench_latency = GaugeMetricFamily(
+        "disksleuth_bench_latency_seconds",
+        "Completion latency of the newest stored benchmark of each device and test (stat: mean, p50, p99, p99.9, max).",
+        labels=["device", "test", "stat"],
+    )
+    bench_time = GaugeMetricFamily(
+        "disksleuth_bench_timestamp_seconds",
+        "When the newest stored benchmark of each device and test started.",
+        labels=["device", "test"],
+    )
+    for t in snap.bench:
+        labels = [t["device"], t["test_id"]]
+        for direction in ("read", "write"):
+            if t.get(f"{direction}_mbps") is not None:
+                bench_bps.add_metric([*labels, direction], t[f"{direction}_mbps"] * MB)
+            if t.get(f"{direction}_iops") is not None:
+                bench_iops.add_metric([*labels, direction], t[f"{direction}_iops"])
+        for stat, key in _LATENCY_STATS:
+            if t.get(key) is not None:
+                bench_latency.add_metric([*labels, stat], t[key] / 1e6)
+        if t.get("started_at_s") is not None:
+            bench_time.add_metric(labels, t["started_at_s"])
+
+    store_up = GaugeMetricFamily(
+        "disksleuth_store_up",
+        "1 when the results store could be read for the benchmark metrics, 0 when not (or none exists yet).",
+    )
+    store_up.add_metric([], 0 if snap.bench_error else 1)
+    return [
+        build,
+        info,
+        size,
+        ceiling,
+        hops,
+        hop_ceiling,
+        finding,
+        health_age,
+        bench_bps,
+        bench_iops,
+        bench_latency,
+        bench_time,
+        store_up,
+    ]
+
+
+class SnapshotCollector(Collector):
+    """Takes a fresh snapshot at every scrape."""
+
+    def __init__(self, take: Any):
+        self._take = take
+
+    def collect(self) -> Iterator[Metric]:
+        yield from families(self._take())
+
+
+def exposition(snap: Snapshot) -> bytes:
+    """The text exposition format of one snapshot."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(SnapshotCollector(lambda: snap))
+    return generate_latest(registry)
