@@ -305,9 +305,9 @@ def test_http_endpoint_scraped_by_a_real_prometheus(tmp_path) -> None:
             deadline = time.monotonic() + 45
             while time.monotonic() < deadline and not result:
                 time.sleep(1)
-                with contextlib.suppress(OSError, ValueError):
-                    with urllib.request.urlopen(f"http://{web}/api/v1/query?query={query}", timeout=5) as resp:
-                        result = json.load(resp)["data"]["result"]
+                url = f"http://{web}/api/v1/query?query={query}"
+                with contextlib.suppress(OSError, ValueError), urllib.request.urlopen(url, timeout=5) as resp:
+                    result = json.load(resp)["data"]["result"]
             assert result, "Prometheus never saw disksleuth_finding"
             sample = result[0]
             assert sample["metric"]["device"] == "nvme0n1" and sample["metric"]["severity"] == "warn"

@@ -98,7 +98,9 @@ def latest_runs_per_host_device(db_url: str | None, host: str | None = None) -> 
                         FINDINGS.c.run_id.in_(ids)
                     )
                 ).mappings():
-                    findings[f["run_id"]].append({"code": f["code"], "severity": f["severity"], "message": f["message"]})
+                    findings[f["run_id"]].append(
+                        {"code": f["code"], "severity": f["severity"], "message": f["message"]}
+                    )
             figures: dict[int, dict[str, float | None]] = {i: {} for i in ids}
             if ids:
                 for t in conn.execute(
