@@ -9,6 +9,7 @@ device number is `pci_device` here, because `device` already names the disk).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,6 +33,11 @@ _LATENCY_STATS = (
 
 def _label(value: Any) -> str:
     return "" if value is None else str(value)
+
+
+def _sha256(text: str | None) -> str | None:
+    """The serial as the results store keeps it (store.db.serial_hash), without importing SQLAlchemy."""
+    return hashlib.sha256(text.encode()).hexdigest() if text else None
 
 
 def _pci_location(bdf: str | None) -> list[str]:
@@ -106,15 +112,13 @@ def families(snap: Snapshot) -> list[Metric]:
         "When the cached SMART health behind the health findings was read (smartctl -n standby).",
         labels=["device"],
     )
-    from disksleuth.store.db import serial_hash  # sha256 of the serial, as the results store keeps it
-
     for disk in snap.disks:
         dev = disk.device
         info.add_metric(
             [
                 dev.name,
                 _label(dev.model),
-                _label(serial_hash(dev.serial)),
+                _label(_sha256(dev.serial)),
                 _label(dev.firmware),
                 dev.transport,
                 _label(None if dev.rotational is None else int(dev.rotational)),
