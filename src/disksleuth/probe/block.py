@@ -28,6 +28,8 @@ from disksleuth.probe.sysfs import (
     parse_pcie_speed,
     parse_pcie_width,
     parse_sata_speed,
+    parse_scheduler,
+    parse_usb_speed,
 )
 
 _USB_DEV_RE = re.compile(r"^\d+-\d+(?:\.\d+)*$")
@@ -106,7 +108,7 @@ def read_device(
         read_only=_bool(attr("ro")),
         logical_block_size=parse_int(attr("queue/logical_block_size"), "logical_block_size", notes),
         physical_block_size=parse_int(attr("queue/physical_block_size"), "physical_block_size", notes),
-        scheduler=_active_scheduler(attr("queue/scheduler")),
+        scheduler=parse_scheduler(attr("queue/scheduler")),
         write_cache=attr("queue/write_cache"),
         dev=dev,
         mountpoints=mounts.mountpoints_for(name, dev, dm_name),
@@ -210,14 +212,6 @@ def _bool(text: str | None) -> bool | None:
     if text in ("0", "1"):
         return text == "1"
     return None
-
-
-def _active_scheduler(text: str | None) -> str | None:
-    # queue/scheduler reads "mq-deadline kyber [bfq] none"; the bracketed one is active.
-    if not text:
-        return None
-    m = re.search(r"\[([^\]]+)\]", text)
-    return m.group(1) if m else text.split()[0]
 
 
 # --- the link chain --------------------------------------------------------------------------
@@ -338,17 +332,6 @@ def _sata_hop(fs: Sysfs, ancestors: list[str], names: list[str], notes: Notes) -
     return None
 
 
-def _usb_speed(text: str | None, what: str, notes: Notes) -> float | None:
-    # drivers/usb/core/sysfs.c speed_show: "1.5", "12", "480", "5000", "10000", "20000" (Mb/s).
-    if text is None:
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        notes.add(f"{what}: unreadable USB speed {text[:40]!r}")
-        return None
-
-
 def usb_version_max_mbps(version: str | None) -> float | None:
     """The least a device's bcdUSB promises. "3.10" may still be a 5 Gb/s-only device, so any 3.x
     counts as 5000; 2.x as 480; 1.1 as 12."""
@@ -379,7 +362,7 @@ def _usb_hop(fs: Sysfs, ancestors: list[str], names: list[str], notes: Notes) ->
                 if _USB_ROOT_RE.match(names[j]):
                     controller = os.path.dirname(ancestors[j])
                     speeds = [
-                        _usb_speed(fs.read(os.path.join(controller, hub, "speed")), hub, notes)
+                        parse_usb_speed(fs.read(os.path.join(controller, hub, "speed")), hub, notes)
                         for hub in fs.listdir(controller)
                         if _USB_ROOT_RE.match(hub)
                     ]
@@ -390,7 +373,7 @@ def _usb_hop(fs: Sysfs, ancestors: list[str], names: list[str], notes: Notes) ->
             pid = fs.read(os.path.join(anc, "idProduct"))
             return UsbHop(
                 name=base,
-                speed_mbps=_usb_speed(fs.read(os.path.join(anc, "speed")), f"{base} speed", notes),
+                speed_mbps=parse_usb_speed(fs.read(os.path.join(anc, "speed")), f"{base} speed", notes),
                 version=version,
                 driver=driver,
                 device_max_mbps=usb_version_max_mbps(version),

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
-from disksleuth.probe.sysfs import Sysfs
+from disksleuth.probe.sysfs import MAX_PROC_BYTES, Sysfs
 
 
 @dataclass(frozen=True)
@@ -28,17 +29,13 @@ class MountTable:
         return f"/dev/{name}" in self.swaps or (dm_name is not None and f"/dev/mapper/{dm_name}" in self.swaps)
 
 
+# fs/proc_namespace.c mangles space, tab, newline and backslash as octal escapes (\040). Only
+# three octal digits are an escape ("\\999" or non-ASCII digits stay as they are).
+_OCTAL_ESCAPE_RE = re.compile(r"\\([0-7]{3})")
+
+
 def _unescape(field_text: str) -> str:
-    # fs/proc_namespace.c mangles space, tab, newline and backslash as octal escapes (\040).
-    out, i = [], 0
-    while i < len(field_text):
-        if field_text[i] == "\\" and field_text[i + 1 : i + 4].isdigit() and i + 4 <= len(field_text):
-            out.append(chr(int(field_text[i + 1 : i + 4], 8)))
-            i += 4
-        else:
-            out.append(field_text[i])
-            i += 1
-    return "".join(out)
+    return _OCTAL_ESCAPE_RE.sub(lambda m: chr(int(m.group(1), 8)), field_text)
 
 
 def parse_mountinfo(text: str) -> MountTable:
@@ -70,11 +67,11 @@ def parse_swaps(text: str) -> frozenset[str]:
 
 def read_mount_table(root: str = "/") -> MountTable:
     fs = Sysfs(root)
-    text = fs.read(fs.p("/proc/self/mountinfo"))
+    text = fs.read(fs.p("/proc/self/mountinfo"), MAX_PROC_BYTES)
     if text is None:
-        text = fs.read(fs.p("/proc/mountinfo")) or ""
+        text = fs.read(fs.p("/proc/mountinfo"), MAX_PROC_BYTES) or ""
     table = parse_mountinfo(text)
-    swaps = fs.read(fs.p("/proc/swaps"))
+    swaps = fs.read(fs.p("/proc/swaps"), MAX_PROC_BYTES)
     return MountTable(table.by_dev, table.by_source, parse_swaps(swaps) if swaps else frozenset(), table.fstypes)
 
 
