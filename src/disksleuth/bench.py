@@ -1,43 +1,52 @@
-"""The benchmark run: target safety, scratch file, engine choice, each test through fio, clean-up.
+"""The benchmark run: carries out a plan (plan.py says what runs where, for how long).
 
 It composes probe/ calls and analysis/ functions; progress goes to an `Events` object the caller
 supplies (present/ draws it on a TTY, or does nothing).
+
+Two seams for new kinds of measurement:
+- the stop rule: `run_bench(..., stop_rule=factory)`, where `factory(step)` returns a callable fed each
+  status sample of that test, answering "stop now?" (default: the steady-state rule);
+- the analysis: `ANALYSES[spec.kind]` turns a finished fio job (`FioOutcome`) into a TestResult; a
+  profile's test of another kind brings its own fio arguments (`TestSpec.extra_args`) and analysis.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 from disksleuth.analysis import steady
 from disksleuth.analysis.health import health_changes
 from disksleuth.analysis.results import result_from_fio, series_from_samples, with_reference
-from disksleuth.analysis.safety import identity_line, write_refusal
 from disksleuth.errors import DisksleuthError, SafetyRefusal, Terminated, UsageError
 from disksleuth.model import Health, Run, TestResult
+from disksleuth.model_fio import FioReport, StatusSample
+from disksleuth.plan import (
+    MIN_SCRATCH_BYTES,
+    PREPARE_MAX_S,
+    BenchOptions,
+    BenchPlan,
+    Placement,
+    TestStep,
+    plan_bench,
+    profile_named,
+    with_prepared_bytes,
+)
 from disksleuth.probe import fio, runner
 from disksleuth.probe.fio_parse import aggregate
 from disksleuth.probe.host import host_info
 from disksleuth.probe.hwmon import TemperatureSampler, hwmon_temp_input, read_temp_c
 from disksleuth.probe.smart import read_health
-from disksleuth.probe.target import (
-    TargetInfo,
-    direct_io_supported,
-    inspect_target,
-    ram_reference,
-    scratch_file,
-)
-from disksleuth.profiles import MIB, PROFILES, JobPlan, Profile, TestSpec, fio_argv, shell_command
+from disksleuth.probe.target import TargetInfo, direct_io_supported, inspect_target, ram_reference, scratch_file
+from disksleuth.profiles import MIB, JobPlan, TestSpec, fio_argv, shell_command
 
-MIN_SCRATCH_BYTES = 16 * MIB
-FREE_SPACE_SHARE = 0.9
-PREPARE_MAX_S = 120.0
+__all__ = ["MIN_SCRATCH_BYTES", "PREPARE_MAX_S", "BenchOptions", "Events", "QuietEvents", "run_bench", "execute"]
+
 VIRTUAL = ("loop", "zram", "md", "dm", "virtio", "unknown")
 
 
@@ -81,19 +90,6 @@ class QuietEvents:
         pass
 
 
-@dataclass(frozen=True)
-class BenchOptions:
-    profile: str = "quick"
-    size_bytes: int | None = None
-    engine: str | None = None
-    destructive: bool = False
-    yes: bool = False
-    interactive: bool = False  # a TTY is there to confirm on
-    precondition: bool = False
-    fixed_time_s: float | None = None  # --time: fixed length, no adaptive stop
-    adaptive: bool = True
-
-
 @contextlib.contextmanager
 def sigterm_as_exception() -> Iterator[None]:
     def handler(signum: int, frame: object) -> None:
@@ -112,97 +108,6 @@ def sigterm_as_exception() -> Iterator[None]:
 
 def _now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
-
-
-def _check_writes(target: TargetInfo, opts: BenchOptions, events: Events) -> tuple[bool, list[str]]:
-    """(writes allowed, notes). Raises SafetyRefusal when --destructive meets a device in use."""
-    notes: list[str] = []
-    if target.kind == "dir":
-        return True, notes
-    if not opts.destructive:
-        what = "raw device" if target.kind == "block" else "existing file"
-        notes.append(f"{what}: read tests only; write tests need --destructive (they overwrite its contents)")
-        return False, notes
-    if target.kind == "block":
-        if target.device is None:
-            raise SafetyRefusal(f"{target.path}: cannot identify this block device in sysfs; refusing to write")
-        reason = write_refusal(target.device)
-        if reason:
-            raise SafetyRefusal(f"refusing to write to {target.path}: {reason}")
-        ident = identity_line(target.device)
-        events.message(f"DESTRUCTIVE: write tests will overwrite {ident}")
-        if not opts.yes:
-            if not opts.interactive:
-                raise SafetyRefusal(f"refusing to write to {target.path} without a terminal to confirm; add --yes")
-            if not events.confirm(f"Erase data on {ident}?"):
-                raise SafetyRefusal("not confirmed; nothing was written")
-    return True, notes
-
-
-def _scratch_size(target: TargetInfo, opts: BenchOptions, profile: Profile) -> int:
-    free = target.free_bytes or 0
-    limit = int(free * FREE_SPACE_SHARE)
-    if opts.size_bytes is not None:
-        if opts.size_bytes > limit:
-            raise UsageError(
-                f"--size {opts.size_bytes} bytes is more than 90% of the {free} bytes free in {target.path}"
-            )
-        return opts.size_bytes
-    size = min(profile.scratch_size_bytes, limit // MIB * MIB)
-    if size < MIN_SCRATCH_BYTES:
-        need_mib = math.ceil(MIN_SCRATCH_BYTES / FREE_SPACE_SHARE / MIB)
-        raise UsageError(
-            f"not enough free space in {target.path}: {free // MIB} MiB free, need at least {need_mib} MiB"
-        )
-    return size
-
-
-def run_bench(target_path: str, opts: BenchOptions, events: Events | None = None) -> Run:
-    events = events or QuietEvents()
-    if opts.profile not in PROFILES:
-        raise UsageError(f"unknown profile {opts.profile!r}; choose from {', '.join(PROFILES)}")
-    profile = PROFILES[opts.profile]
-    runner.require("fio")
-    version = fio.fio_version()
-    target = inspect_target(target_path)
-    writes_ok, notes = _check_writes(target, opts, events)
-    started = _now_iso()
-    watch = HealthWatch(target, notes)
-    with sigterm_as_exception(), watch:
-        ctx = _Ctx(profile, opts, events, version, watch.latest_temperature)
-        if target.kind == "dir":
-            size = _scratch_size(target, opts, profile)
-            with scratch_file(target.path) as path:
-                results, engine, extra, used = _measure(path, size, True, writes_ok, target, ctx)
-        else:
-            size = target.size_bytes or 0
-            if opts.size_bytes:
-                size = min(size, opts.size_bytes)
-            results, engine, extra, used = _measure(target.path, size, False, writes_ok, target, ctx)
-        reference: tuple[TestResult, ...] = ()
-        if profile.reference:
-            reference = _reference(ctx, writes_ok, min(used, 512 * MIB))
-            results = with_reference(results, reference)
-    return Run(
-        target=target.path,
-        profile=profile.name,
-        started_at=started,
-        finished_at=_now_iso(),
-        fio_version=version,
-        engine=engine,
-        host=host_info(version),
-        tests=tuple(results),
-        device=target.disk.name if target.disk else None,
-        disk=target.disk,
-        size_bytes=used,
-        notes=tuple(notes + extra),
-        reference=reference,
-        health_before=watch.before,
-        health_after=watch.after,
-        health_changes=health_changes(watch.before, watch.after),
-        temperature_series=tuple(watch.sampler.samples) if watch.sampler else (),
-        temperature_source=watch.source,
-    )
 
 
 class HealthWatch:
@@ -283,20 +188,32 @@ def _fs_warnings(target: TargetInfo, direct: bool) -> tuple[bool, list[str]]:
     return cache, notes
 
 
+# --- stop rules and analyses (the seams) ---------------------------------------------------------
+
+StopRule = Callable[[StatusSample], bool]  # fed each status sample of one test; True: stop now
+StopRuleFactory = Callable[[TestStep], StopRule]
+
+
+class SteadyStop:
+    """Stop once the measured throughput (after the ramp) has settled (analysis/steady.py)."""
+
+    def __init__(self, step: TestStep):
+        self.step = step
+        self.samples: list[StatusSample] = []
+
+    def __call__(self, sample: StatusSample) -> bool:
+        self.samples.append(sample)
+        measured = [p.read_mbps + p.write_mbps for p in series_from_samples(self.samples) if p.t_s > self.step.ramp_s]
+        return steady.decide(measured, min_samples=self.step.min_samples).settled
+
+
+def steady_stop_rule(step: TestStep) -> StopRule:
+    return SteadyStop(step)
+
+
 @dataclass(frozen=True)
-class _Ctx:
-    """What every test of one run shares."""
-
-    profile: Profile
-    opts: BenchOptions
-    events: Events
-    version: str
-    temperature: Callable[[], float | None]
-
-
-@dataclass(frozen=True)
-class _Where:
-    """Where and how the tests run on one target (the real one, or the RAM reference)."""
+class Where:
+    """Where and how the tests run on one target (the real one, or the RAM reference), once resolved."""
 
     path: str
     region: int
@@ -307,51 +224,199 @@ class _Where:
     read_only: bool
 
 
-def _measure(
-    path: str, size: int, scratch: bool, writes_ok: bool, target: TargetInfo, ctx: _Ctx
-) -> tuple[list[TestResult], str, list[str], int]:
-    profile, opts, events = ctx.profile, ctx.opts, ctx.events
-    notes: list[str] = []
-    direct = True
-    if scratch:
-        # Lay out real, incompressible data first, so reads hit the medium and not sparse holes.
-        direct = direct_io_supported(path)
-        events.phase(f"preparing a {size // MIB} MiB scratch file", None)
-        written = _fill(path, size, direct, opts.engine or "psync", events)
-        if written < size:
-            notes.append(f"scratch file filling stopped after {PREPARE_MAX_S:.0f} s; testing {written // MIB} MiB")
-            size = written
-    elif target.kind == "file":
-        direct = direct_io_supported(path)
-    cache_affected, fs_notes = _fs_warnings(target, direct) if target.kind != "block" else (False, [])
-    notes.extend(fs_notes)
-    for note in fs_notes:
-        events.warn(note)
-    engine = _engine(path, direct, opts)
-    offset = size // 2 // MIB * MIB if profile.second_half else None
-    where = _Where(path, size - (offset or 0), offset, engine, direct, cache_affected, read_only=not writes_ok)
-    if profile.second_half and opts.precondition:
-        if not writes_ok:
-            raise SafetyRefusal("--precondition writes to the target: a device or existing file needs --destructive")
-        for n in (1, 2):
-            events.phase(f"preconditioning: random fill {n} of 2", None)
-            _fill(path, where.region, direct, engine, events, offset=offset, time_limit_s=None)
-    specs = _runnable(profile, writes_ok)
-    if len(specs) < len(profile.tests):
-        notes.append("skipped write tests: " + ", ".join(s.id for s in profile.tests if s.writes and not writes_ok))
-    results = [_run_test(spec, index, len(specs), where, ctx) for index, spec in enumerate(specs, 1)]
-    return results, engine, notes, size
+@dataclass(frozen=True)
+class FioOutcome:
+    """One finished fio job, for the analysis of its test's kind."""
+
+    step: TestStep
+    where: Where
+    report: FioReport
+    samples: tuple[StatusSample, ...]
+    temperatures: Mapping[float, float]  # status-sample time (s, 2 decimals) -> drive temperature
+    stopped_early: bool
+    fio_version: str
 
 
-def _runnable(profile: Profile, writes_ok: bool) -> list[TestSpec]:
-    return [s for s in profile.tests if writes_ok or not s.writes]
+Analysis = Callable[[FioOutcome], TestResult]
 
 
-def _engine(path: str, direct: bool, opts: BenchOptions) -> str:
-    if opts.engine:
-        if not fio.engine_works(opts.engine, path, direct):
-            raise UsageError(f"fio engine {opts.engine!r} does not work here (not compiled in, or refused)")
-        return opts.engine
+def job_plan(step: TestStep, where: Where, runtime_s: float | None = None) -> JobPlan:
+    return JobPlan(
+        where.path,
+        where.region,
+        where.offset,
+        where.engine,
+        where.direct,
+        runtime_s if runtime_s is not None else step.runtime_s,
+        step.ramp_s,
+        read_only=where.read_only,
+    )
+
+
+def analyse_timed(outcome: FioOutcome) -> TestResult:
+    """The usual time-based test: figures from fio's final report, series from its status stream."""
+    step, where = outcome.step, outcome.where
+    job = aggregate(outcome.report)
+    series = tuple(
+        replace(p, temperature_c=outcome.temperatures.get(p.t_s)) for p in series_from_samples(outcome.samples)
+    )
+    plan = job_plan(step, where)
+    if outcome.stopped_early:
+        # Record the length it really ran, so pasting the command reproduces this measurement.
+        measured_ms = max((d.runtime_ms for d in (job.read, job.write, job.mixed) if d is not None), default=0)
+        plan = replace(plan, runtime_s=max(1.0, round(measured_ms / 1000)))
+    result = result_from_fio(
+        step.spec,
+        job,
+        fio_version=outcome.fio_version,
+        engine=where.engine,
+        fio_command=shell_command(fio_argv(step.spec, plan)),
+        plan=plan,
+        cache_affected=where.cache_affected,
+        series=series,
+    )
+    return steady.annotate(result, ramp_s=step.ramp_s, stopped_early=outcome.stopped_early, adaptive=step.adaptive)
+
+
+ANALYSES: dict[str, Analysis] = {"timed": analyse_timed}
+
+
+# --- the executor --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    """What every test of one run shares."""
+
+    events: Events
+    version: str
+    temperature: Callable[[], float | None]
+    stop_rule: StopRuleFactory
+
+
+def run_bench(
+    target_path: str, opts: BenchOptions, events: Events | None = None, *, stop_rule: StopRuleFactory = steady_stop_rule
+) -> Run:
+    events = events or QuietEvents()
+    profile = profile_named(opts.profile)
+    runner.require("fio")
+    version = fio.fio_version()
+    target = inspect_target(target_path)
+    plan = plan_bench(target, opts, profile)
+    return execute(plan, events, version, stop_rule=stop_rule)
+
+
+def _confirm(plan: BenchPlan, events: Events) -> None:
+    if plan.destructive_identity is None:
+        return
+    events.message(f"DESTRUCTIVE: write tests will overwrite {plan.destructive_identity}")
+    if plan.ask_to_confirm and not events.confirm(f"Erase data on {plan.destructive_identity}?"):
+        raise SafetyRefusal("not confirmed; nothing was written")
+
+
+def execute(plan: BenchPlan, events: Events, version: str, *, stop_rule: StopRuleFactory = steady_stop_rule) -> Run:
+    """Carry out `plan`: make and fill the scratch file, pick the engine, run each test, clean up."""
+    _confirm(plan, events)
+    for step in plan.tests:
+        if step.kind not in ANALYSES:
+            raise UsageError(f"{step.spec.id}: no analysis for tests of kind {step.kind!r}")
+    target = plan.target
+    started = _now_iso()
+    notes = list(plan.notes)
+    watch = HealthWatch(target, notes)
+    with sigterm_as_exception(), watch:
+        ctx = _Ctx(events, version, watch.latest_temperature, stop_rule)
+        with _main_target(plan, ctx) as (plan, where, where_notes):
+            notes.extend(where_notes)
+            results = [_run_test(step, where, ctx) for step in plan.tests]
+        reference: tuple[TestResult, ...] = ()
+        if plan.reference is not None:
+            reference = _run_reference(plan.reference, plan.tests, ctx)
+            results = list(with_reference(results, reference))
+    return Run(
+        target=target.path,
+        profile=plan.profile.name,
+        started_at=started,
+        finished_at=_now_iso(),
+        fio_version=version,
+        engine=where.engine,
+        host=host_info(version),
+        tests=tuple(results),
+        device=target.disk.name if target.disk else None,
+        disk=target.disk,
+        size_bytes=plan.main.size_bytes,
+        notes=tuple(notes),
+        reference=reference,
+        health_before=watch.before,
+        health_after=watch.after,
+        health_changes=health_changes(watch.before, watch.after),
+        temperature_series=tuple(watch.sampler.samples) if watch.sampler else (),
+        temperature_source=watch.source,
+    )
+
+
+@contextlib.contextmanager
+def _main_target(plan: BenchPlan, ctx: _Ctx) -> Iterator[tuple[BenchPlan, Where, list[str]]]:
+    """The target made ready: (the plan as it now stands, where the tests run, notes)."""
+    placement = plan.main
+    if placement.on == "scratch":
+        with scratch_file(plan.target.path) as path:
+            # Lay out real, incompressible data first, so reads hit the medium and not sparse holes.
+            direct = direct_io_supported(path)
+            ctx.events.phase(f"preparing a {placement.size_bytes // MIB} MiB scratch file", None)
+            written = _fill(
+                path,
+                placement.size_bytes,
+                direct,
+                placement.engine or "psync",
+                ctx.events,
+                time_limit_s=placement.fill_time_limit_s,
+            )
+            plan = with_prepared_bytes(plan, written)
+            where, notes = _resolve(plan.main, path, direct, plan.target, ctx)
+            yield plan, where, notes
+    else:
+        assert placement.path is not None
+        direct = direct_io_supported(placement.path) if placement.on == "file" else True
+        where, notes = _resolve(placement, placement.path, direct, plan.target, ctx)
+        yield plan, where, notes
+
+
+def _resolve(placement: Placement, path: str, direct: bool, target: TargetInfo, ctx: _Ctx) -> tuple[Where, list[str]]:
+    """Engine, cache warnings and preconditioning for the placement at `path`."""
+    cache_affected, notes = _fs_warnings(target, direct) if target.kind != "block" else (False, [])
+    for note in notes:
+        ctx.events.warn(note)
+    engine = _engine(path, direct, placement.engine)
+    where = Where(
+        path, placement.region_bytes, placement.offset_bytes, engine, direct, cache_affected, placement.read_only
+    )
+    for n in range(1, placement.precondition_passes + 1):
+        ctx.events.phase(f"preconditioning: random fill {n} of {placement.precondition_passes}", None)
+        _fill(path, where.region, direct, engine, ctx.events, offset=where.offset, time_limit_s=None)
+    return where, list(notes)
+
+
+def _run_reference(placement: Placement, steps: tuple[TestStep, ...], ctx: _Ctx) -> tuple[TestResult, ...]:
+    ctx.events.phase("RAM-backed reference", None)
+    with ram_reference(placement.size_bytes) as (path, direct):
+        where = Where(
+            path,
+            placement.size_bytes,
+            None,
+            fio.pick_engine(path, direct),
+            direct,
+            cache_affected=not direct,
+            read_only=False,
+        )
+        return tuple(_run_test(step, where, ctx) for step in steps)
+
+
+def _engine(path: str, direct: bool, forced: str | None) -> str:
+    if forced:
+        if not fio.engine_works(forced, path, direct):
+            raise UsageError(f"fio engine {forced!r} does not work here (not compiled in, or refused)")
+        return forced
     return fio.pick_engine(path, direct)
 
 
@@ -384,7 +449,7 @@ def _fill(
     if time_limit_s:
         argv.append(f"--runtime={int(time_limit_s)}s")
 
-    def on_status(s: fio.StatusSample) -> None:
+    def on_status(s: StatusSample) -> None:
         events.status(s.elapsed_s, 0.0, s.write_bytes / max(s.elapsed_s, 1e-3) / 1e6, 0.0)
 
     report, _ = fio.run_job(argv, timeout_s=(time_limit_s or 3600) + 120, on_status=on_status)
@@ -393,24 +458,15 @@ def _fill(
     return written // MIB * MIB if written < size else size
 
 
-def _command(spec: TestSpec, plan: JobPlan, read_only: bool) -> list[str]:
-    argv = fio_argv(spec, plan)
-    if read_only:
-        argv.insert(-1, "--readonly")  # fio itself refuses any write: belt and braces for raw devices
-    return argv
-
-
-def _run_test(spec: TestSpec, index: int, total: int, where: _Where, ctx: _Ctx) -> TestResult:
-    profile, opts, events = ctx.profile, ctx.opts, ctx.events
-    adaptive = opts.adaptive and opts.fixed_time_s is None and profile.max_runtime_s is not None
-    runtime = opts.fixed_time_s or (profile.max_runtime_s if adaptive else None) or profile.runtime_s
-    plan = JobPlan(where.path, where.region, where.offset, where.engine, where.direct, runtime, profile.ramp_s)
-    events.test_start(index, total, spec, runtime + profile.ramp_s)
-    live: list[fio.StatusSample] = []
+def _run_test(step: TestStep, where: Where, ctx: _Ctx) -> TestResult:
+    events = ctx.events
+    events.test_start(step.index, step.total, step.spec, step.runtime_s + step.ramp_s)
+    rule = ctx.stop_rule(step) if step.adaptive else None
+    live: list[StatusSample] = []
     temps: dict[float, float] = {}
     stop_requested = False
 
-    def on_status(sample: fio.StatusSample) -> None:
+    def on_status(sample: StatusSample) -> None:
         nonlocal stop_requested
         live.append(sample)
         temp = ctx.temperature()
@@ -420,43 +476,17 @@ def _run_test(spec: TestSpec, index: int, total: int, where: _Where, ctx: _Ctx) 
         if points:
             p = points[-1]
             events.status(sample.elapsed_s, p.read_mbps, p.write_mbps, p.iops)
-        if adaptive and not stop_requested:
-            measured = [pt.read_mbps + pt.write_mbps for pt in points if pt.t_s > profile.ramp_s]
-            stop_requested = steady.decide(measured, min_samples=profile.min_samples(spec)).settled
+        if rule is not None and not stop_requested:
+            stop_requested = rule(sample)
 
     report, samples = fio.run_job(
-        _command(spec, plan, where.read_only),
-        timeout_s=runtime + profile.ramp_s + 120,
+        fio_argv(step.spec, job_plan(step, where)),
+        timeout_s=step.timeout_s,
         on_status=on_status,
+        status_interval_s=step.status_interval_s,
         stop_when=lambda: stop_requested,
     )
-    job = aggregate(report)
-    series = tuple(replace(p, temperature_c=temps.get(p.t_s)) for p in series_from_samples(samples))
-    if stop_requested:
-        # Record the length it really ran, so pasting the command reproduces this measurement.
-        measured_ms = max((d.runtime_ms for d in (job.read, job.write, job.mixed) if d is not None), default=0)
-        plan = replace(plan, runtime_s=max(1.0, round(measured_ms / 1000)))
-    result = result_from_fio(
-        spec,
-        job,
-        fio_version=ctx.version,
-        engine=where.engine,
-        fio_command=shell_command(_command(spec, plan, where.read_only)),
-        plan=plan,
-        cache_affected=where.cache_affected,
-        series=series,
-    )
-    result = steady.annotate(result, ramp_s=profile.ramp_s, stopped_early=stop_requested, adaptive=adaptive)
+    outcome = FioOutcome(step, where, report, tuple(samples), temps, stop_requested, ctx.version)
+    result = ANALYSES[step.kind](outcome)
     events.test_done(result)
     return result
-
-
-def _reference(ctx: _Ctx, writes_ok: bool, size: int) -> tuple[TestResult, ...]:
-    ctx.events.phase("RAM-backed reference", None)
-    size = max(size, 64 * MIB)
-    with ram_reference(size) as (path, direct):
-        where = _Where(
-            path, size, None, fio.pick_engine(path, direct), direct, cache_affected=not direct, read_only=False
-        )
-        specs = _runnable(ctx.profile, writes_ok)
-        return tuple(_run_test(spec, index, len(specs), where, ctx) for index, spec in enumerate(specs, 1))

@@ -24,6 +24,10 @@ class TestSpec:
     rwmixread: int | None = None
     sync: bool = False  # O_SYNC writes (flash profile)
     engine: str | None = None  # a fixed engine (psync for the QD1 latency test)
+    # Which analysis turns fio's output into a result (bench.ANALYSES); "timed" is the usual
+    # time-based test. Another kind brings its own fio arguments and its own analysis.
+    kind: str = "timed"
+    extra_args: tuple[str, ...] = ()  # more fio arguments, e.g. --write_bw_log for a kind that reads logs
 
     @property
     def writes(self) -> bool:
@@ -170,6 +174,7 @@ class JobPlan:
     ramp_s: float
     steady_state: str | None = None  # fio --steadystate=, e.g. "bw_slope:2%"
     steady_state_duration_s: float | None = None
+    read_only: bool = False  # fio --readonly: fio itself refuses any write
 
 
 def fio_argv(spec: TestSpec, plan: JobPlan) -> list[str]:
@@ -210,6 +215,9 @@ def fio_argv(spec: TestSpec, plan: JobPlan) -> list[str]:
         argv.append(f"--steadystate={plan.steady_state}")
         if plan.steady_state_duration_s:
             argv.append(f"--steadystate_duration={_secs(plan.steady_state_duration_s)}")
+    argv.extend(spec.extra_args)
+    if plan.read_only:
+        argv.append("--readonly")  # belt and braces for raw devices and files we must not write
     argv.append("--output-format=json")
     return argv
 

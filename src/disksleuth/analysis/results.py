@@ -6,8 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from disksleuth.model import SeriesPoint, TestResult
-from disksleuth.probe.fio import StatusSample
-from disksleuth.probe.fio_parse import FioDirection, FioJob
+from disksleuth.model_fio import FioDirection, FioJob, StatusSample
 from disksleuth.profiles import JobPlan, TestSpec
 
 

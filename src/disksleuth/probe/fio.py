@@ -10,11 +10,11 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from disksleuth.errors import CommandFailed, CommandTimeout, DisksleuthError, ParseError
+from disksleuth.model_fio import FioReport, StatusSample
 from disksleuth.probe import runner
-from disksleuth.probe.fio_parse import FioReport, parse_fio_json, report_from_document, split_documents
+from disksleuth.probe.fio_parse import parse_fio_json, report_from_document, split_documents
 
 ENGINE_PREFERENCE = ("io_uring", "libaio", "psync")
 
@@ -75,18 +75,6 @@ def pick_engine(filename: str, direct: bool, preference: tuple[str, ...] = ENGIN
     return "psync"
 
 
-@dataclass(frozen=True)
-class StatusSample:
-    """One cumulative status document, reduced to what progress and series need."""
-
-    elapsed_s: float
-    read_bytes: int
-    write_bytes: int
-    ios: int
-    timestamp_ms: int | None
-    runtime_ms: int | None = None  # fio's own time since its counters last started (ramp_time resets them)
-
-
 def _sample(report: FioReport, started: float) -> StatusSample:
     read_b = write_b = ios = runtime = 0
     for j in report.jobs:
@@ -118,7 +106,13 @@ def run_job(
     Raises ToolMissing, CommandFailed (fio exited non-zero: stderr summarised), FioJobError (a job
     reported an errno), CommandTimeout, ParseError (no complete JSON).
     """
-    full = [*argv, f"--status-interval={max(1, int(status_interval_s))}"]
+    # fio takes time units here too; whole seconds keep the recorded form of older runs.
+    interval = (
+        f"{int(status_interval_s)}"
+        if status_interval_s == int(status_interval_s)
+        else f"{round(status_interval_s * 1000)}ms"
+    )
+    full = [*argv, f"--status-interval={interval}"]
     proc = runner.popen(full)
     stderr_chunks: list[str] = []
     drain = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read() if proc.stderr else ""))

@@ -16,53 +16,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 
 from disksleuth.errors import ParseError
+from disksleuth.model_fio import FioDirection, FioJob, FioReport
 
 _DECODER = json.JSONDecoder()
 _NOISE_RE = re.compile(r"^(fio|note|warning|fio-\d)[:\s]", re.IGNORECASE)
 _DOC_START_RE = re.compile(r"^\{", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class FioDirection:
-    io_bytes: int
-    bw_bytes: float  # bytes per second
-    iops: float
-    total_ios: int
-    runtime_ms: int
-    lat_mean_ns: float | None
-    lat_max_ns: float | None
-    percentiles_ns: dict[float, float] = field(default_factory=dict)
-    percentile_source: str | None = None  # "lat" or "clat"
-
-    @property
-    def active(self) -> bool:
-        return self.total_ios > 0 or self.io_bytes > 0
-
-
-@dataclass(frozen=True)
-class FioJob:
-    name: str
-    error: int
-    read: FioDirection | None
-    write: FioDirection | None
-    mixed: FioDirection | None
-    usr_cpu: float | None
-    sys_cpu: float | None
-    job_runtime_ms: int | None
-    elapsed_s: int | None
-    jobs_merged: int = 1
-    percentiles_approx: bool = False  # merged from jobs without group_reporting
-
-
-@dataclass(frozen=True)
-class FioReport:
-    version: str | None
-    timestamp_ms: int | None
-    jobs: tuple[FioJob, ...]
-    messages: tuple[str, ...] = ()  # non-JSON lines fio printed on stdout
 
 
 def split_documents(buf: str) -> tuple[list[dict], list[str], str]:

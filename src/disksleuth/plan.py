@@ -1,0 +1,233 @@
+"""The benchmark plan (pure): what runs where, read-only or not, for how long. No I/O here.
+
+`plan_bench` turns an inspected target, the options and a profile into a frozen `BenchPlan`; bench.py
+carries it out. Refusals (writes to a device in use, too little space) are raised here, before anything
+touches the target.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from disksleuth.analysis.safety import identity_line, write_refusal
+from disksleuth.errors import SafetyRefusal, UsageError
+from disksleuth.probe.target import TargetInfo
+from disksleuth.profiles import MIB, PROFILES, Profile, TestSpec
+
+MIN_SCRATCH_BYTES = 16 * MIB
+FREE_SPACE_SHARE = 0.9
+PREPARE_MAX_S = 120.0
+REFERENCE_MIN_BYTES = 64 * MIB
+REFERENCE_MAX_BYTES = 512 * MIB
+TIMEOUT_MARGIN_S = 120.0
+PRECONDITION_PASSES = 2
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    profile: str = "quick"
+    size_bytes: int | None = None
+    engine: str | None = None
+    destructive: bool = False
+    yes: bool = False
+    interactive: bool = False  # a TTY is there to confirm on
+    precondition: bool = False
+    fixed_time_s: float | None = None  # --time: fixed length, no adaptive stop
+    adaptive: bool = True
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one set of tests runs.
+
+    on: "scratch" (a new file in a private directory inside the target directory), "file" or "device"
+    (the target itself), "reference" (a RAM-backed loop device or /dev/shm file made for the run).
+    `path` is None when the executor makes the file (scratch, reference)."""
+
+    on: str
+    path: str | None
+    size_bytes: int  # bytes the tests use: the scratch file's size, or the device/file (capped by --size)
+    offset_bytes: int | None  # flash: the tests run in the second half
+    read_only: bool  # every fio call here runs with --readonly
+    fill: bool  # scratch: lay out random data before testing
+    fill_time_limit_s: float | None
+    precondition_passes: int  # flash --precondition: random fills of the region before testing
+    engine: str | None  # --engine, or None: the executor picks the first engine that works
+
+    @property
+    def region_bytes(self) -> int:
+        return self.size_bytes - (self.offset_bytes or 0)
+
+
+@dataclass(frozen=True)
+class TestStep:
+    """One test of the profile, with its time bounds."""
+
+    __test__ = False  # not a pytest test class
+
+    spec: TestSpec
+    index: int  # 1-based position among the tests that run
+    total: int
+    runtime_s: float  # fixed length, or the upper bound when adaptive
+    ramp_s: float
+    adaptive: bool  # may stop early (the executor's stop rule decides)
+    min_samples: int  # the stop rule's minimum number of measured samples
+    status_interval_s: float = 1.0
+    timeout_s: float = 0.0
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+
+@dataclass(frozen=True)
+class BenchPlan:
+    profile: Profile
+    target: TargetInfo
+    writes_allowed: bool
+    destructive_identity: str | None  # set when write tests will overwrite a device: shown, maybe confirmed
+    ask_to_confirm: bool  # a terminal is there and --yes was not given
+    main: Placement
+    tests: tuple[TestStep, ...]
+    reference: Placement | None  # riscos: the same tests on a RAM-backed reference
+    notes: tuple[str, ...]
+
+
+def profile_named(name: str) -> Profile:
+    if name not in PROFILES:
+        raise UsageError(f"unknown profile {name!r}; choose from {', '.join(PROFILES)}")
+    return PROFILES[name]
+
+
+def write_permission(target: TargetInfo, opts: BenchOptions) -> tuple[bool, list[str], str | None]:
+    """(writes allowed, notes, identity of a device that writes will overwrite).
+
+    Raises SafetyRefusal when --destructive meets a device in use, or nobody can confirm."""
+    if target.kind == "dir":
+        return True, [], None
+    if not opts.destructive:
+        what = "raw device" if target.kind == "block" else "existing file"
+        return False, [f"{what}: read tests only; write tests need --destructive (they overwrite its contents)"], None
+    if target.kind != "block":
+        return True, [], None
+    if target.device is None:
+        raise SafetyRefusal(f"{target.path}: cannot identify this block device in sysfs; refusing to write")
+    reason = write_refusal(target.device)
+    if reason:
+        raise SafetyRefusal(f"refusing to write to {target.path}: {reason}")
+    ident = identity_line(target.device)
+    if not opts.yes and not opts.interactive:
+        raise SafetyRefusal(f"refusing to write to {ident} without a terminal to confirm; add --yes")
+    return True, [], ident
+
+
+def scratch_size(target: TargetInfo, opts: BenchOptions, profile: Profile) -> int:
+    free = target.free_bytes or 0
+    limit = int(free * FREE_SPACE_SHARE)
+    if opts.size_bytes is not None:
+        if opts.size_bytes > limit:
+            raise UsageError(
+                f"--size {opts.size_bytes} bytes is more than 90% of the {free} bytes free in {target.path}"
+            )
+        return opts.size_bytes
+    size = min(profile.scratch_size_bytes, limit // MIB * MIB)
+    if size < MIN_SCRATCH_BYTES:
+        need_mib = math.ceil(MIN_SCRATCH_BYTES / FREE_SPACE_SHARE / MIB)
+        raise UsageError(
+            f"not enough free space in {target.path}: {free // MIB} MiB free, need at least {need_mib} MiB"
+        )
+    return size
+
+
+def runnable(profile: Profile, writes_ok: bool) -> list[TestSpec]:
+    return [s for s in profile.tests if writes_ok or not s.writes]
+
+
+def plan_steps(profile: Profile, opts: BenchOptions, writes_ok: bool) -> tuple[TestStep, ...]:
+    adaptive = opts.adaptive and opts.fixed_time_s is None and profile.max_runtime_s is not None
+    runtime = opts.fixed_time_s or (profile.max_runtime_s if adaptive else None) or profile.runtime_s
+    specs = runnable(profile, writes_ok)
+    return tuple(
+        TestStep(
+            spec,
+            index,
+            len(specs),
+            runtime_s=runtime,
+            ramp_s=profile.ramp_s,
+            adaptive=adaptive,
+            min_samples=profile.min_samples(spec),
+            timeout_s=runtime + profile.ramp_s + TIMEOUT_MARGIN_S,
+        )
+        for index, spec in enumerate(specs, 1)
+    )
+
+
+def _offset(profile: Profile, size: int) -> int | None:
+    return size // 2 // MIB * MIB if profile.second_half else None
+
+
+def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile) -> BenchPlan:
+    writes_ok, notes, identity = write_permission(target, opts)
+    if target.kind == "dir":
+        size = scratch_size(target, opts, profile)
+        main = Placement(
+            "scratch",
+            None,
+            size,
+            _offset(profile, size),
+            read_only=False,
+            fill=True,
+            fill_time_limit_s=PREPARE_MAX_S,
+            precondition_passes=0,
+            engine=opts.engine,
+        )
+    else:
+        size = target.size_bytes or 0
+        if opts.size_bytes:
+            size = min(size, opts.size_bytes)
+        main = Placement(
+            "device" if target.kind == "block" else "file",
+            target.path,
+            size,
+            _offset(profile, size),
+            read_only=not writes_ok,
+            fill=False,
+            fill_time_limit_s=None,
+            precondition_passes=0,
+            engine=opts.engine,
+        )
+    if profile.second_half and opts.precondition:
+        if not writes_ok:
+            raise SafetyRefusal("--precondition writes to the target: a device or existing file needs --destructive")
+        main = replace(main, precondition_passes=PRECONDITION_PASSES)
+    skipped = [s.id for s in profile.tests if s.writes and not writes_ok]
+    if skipped:
+        notes.append("skipped write tests: " + ", ".join(skipped))
+    reference = _reference_placement(main.size_bytes) if profile.reference else None
+    return BenchPlan(
+        profile=profile,
+        target=target,
+        writes_allowed=writes_ok,
+        destructive_identity=identity,
+        ask_to_confirm=identity is not None and not opts.yes,
+        main=main,
+        tests=plan_steps(profile, opts, writes_ok),
+        reference=reference,
+        notes=tuple(notes),
+    )
+
+
+def _reference_placement(used_bytes: int) -> Placement:
+    size = max(min(used_bytes, REFERENCE_MAX_BYTES), REFERENCE_MIN_BYTES)
+    return Placement("reference", None, size, None, False, False, None, 0, None)
+
+
+def with_prepared_bytes(plan: BenchPlan, written: int) -> BenchPlan:
+    """The plan after a time-limited fill laid out only `written` bytes: tests use what is there."""
+    if written >= plan.main.size_bytes:
+        return plan
+    main = replace(plan.main, size_bytes=written, offset_bytes=_offset(plan.profile, written))
+    reference = _reference_placement(written) if plan.reference else None
+    note = f"scratch file filling stopped after {plan.main.fill_time_limit_s or 0:.0f} s; testing {written // MIB} MiB"
+    return replace(plan, main=main, reference=reference, notes=(*plan.notes, note))

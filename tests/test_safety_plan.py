@@ -1,0 +1,95 @@
+"""The benchmark plan is pure: what runs where, read-only or not, for how long, decided without I/O.
+And the executor's seams: a pluggable stop rule fed each status sample, analyses by test kind."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from conftest import needs_fio
+
+from disksleuth import bench
+from disksleuth.errors import SafetyRefusal, UsageError
+from disksleuth.model import Device
+from disksleuth.plan import BenchOptions, plan_bench, profile_named, with_prepared_bytes
+from disksleuth.probe.target import TargetInfo
+from disksleuth.profiles import MIB, PROFILES
+
+DISK = Device("vdz", "/dev/vdz", "virtio", model="Test disk", size_bytes=1 << 30)
+
+
+def _dir(free: int = 10 << 30) -> TargetInfo:
+    return TargetInfo("dir", "/srv/data", "ext4", "/srv", free, None, None, DISK)
+
+
+def _block(device: Device = DISK) -> TargetInfo:
+    return TargetInfo("block", device.path, None, None, None, device.size_bytes, device, device)
+
+
+def test_raw_device_without_destructive_is_read_only_and_skips_writes():
+    plan = plan_bench(_block(), BenchOptions(profile="standard"), PROFILES["standard"])
+    assert plan.main.on == "device" and plan.main.path == "/dev/vdz" and plan.main.read_only
+    assert not plan.main.fill and not plan.writes_allowed
+    assert [s.spec.id for s in plan.tests] == [
+        "SEQ1M_Q8T1_read",
+        "SEQ1M_Q1T1_read",
+        "RND4K_Q32T1_read",
+        "RND4K_Q1T1_read",
+    ]
+    assert all(s.adaptive and s.runtime_s == 8.0 and s.ramp_s == 1.0 for s in plan.tests)
+    assert [s.index for s in plan.tests] == [1, 2, 3, 4] and {s.total for s in plan.tests} == {4}
+    assert any("skipped write tests" in n for n in plan.notes)
+
+
+def test_destructive_device_in_use_is_refused_before_anything_runs():
+    mounted = Device("vdz", "/dev/vdz", "virtio", size_bytes=1 << 30, mountpoints=("/srv",))
+    with pytest.raises(SafetyRefusal, match="mounted"):
+        plan_bench(_block(mounted), BenchOptions(destructive=True, yes=True), PROFILES["quick"])
+    with pytest.raises(SafetyRefusal, match="--yes"):
+        plan_bench(_block(), BenchOptions(destructive=True), PROFILES["quick"])
+    plan = plan_bench(_block(), BenchOptions(destructive=True, interactive=True), PROFILES["quick"])
+    assert plan.ask_to_confirm and "Test disk" in (plan.destructive_identity or "")
+    assert not plan.main.read_only and len(plan.tests) == 4
+
+
+def test_scratch_in_a_directory_second_half_and_fixed_time():
+    plan = plan_bench(_dir(), BenchOptions(profile="flash", size_bytes=64 * MIB, fixed_time_s=1), PROFILES["flash"])
+    assert plan.main.on == "scratch" and plan.main.path is None and plan.main.fill
+    assert plan.main.offset_bytes == 32 * MIB and plan.main.region_bytes == 32 * MIB
+    assert all(not s.adaptive and s.runtime_s == 1 for s in plan.tests)
+    shrunk = with_prepared_bytes(plan, 20 * MIB)
+    assert shrunk.main.size_bytes == 20 * MIB and shrunk.main.offset_bytes == 10 * MIB
+    assert any("testing 20 MiB" in n for n in shrunk.notes)
+
+
+def test_reference_and_refusals():
+    plan = plan_bench(_dir(), BenchOptions(profile="riscos", size_bytes=32 * MIB), PROFILES["riscos"])
+    assert plan.reference is not None and plan.reference.size_bytes == 64 * MIB
+    with pytest.raises(UsageError, match="not enough free space"):
+        plan_bench(_dir(free=10 * MIB), BenchOptions(), PROFILES["quick"])
+    with pytest.raises(SafetyRefusal, match="--precondition"):
+        plan_bench(_block(), BenchOptions(profile="flash", precondition=True), PROFILES["flash"])
+    with pytest.raises(UsageError, match="unknown profile"):
+        profile_named("nope")
+
+
+@needs_fio
+def test_stop_rule_is_pluggable_and_fed_each_sample(tmp_path):
+    """A stop rule that says "stop" at the third sample ends the test early; the command records it."""
+    seen: list[float] = []
+
+    def factory(step):  # noqa: ANN001, ANN202
+        def rule(sample):  # noqa: ANN001, ANN202
+            seen.append(sample.elapsed_s)
+            return len(seen) >= 3
+
+        return rule
+
+    opts = BenchOptions(profile="standard", size_bytes=32 * MIB)
+    profile = PROFILES["standard"]
+    one_test = profile.__class__(**{**profile.__dict__, "tests": profile.tests[:1]})
+    plan = plan_bench(bench.inspect_target(str(tmp_path)), opts, one_test)
+    run = bench.execute(plan, bench.QuietEvents(), "fio-test", stop_rule=factory)
+    (result,) = run.tests
+    assert len(seen) == 3 and result.settled is True and result.runtime_s < 8
+    assert os.listdir(tmp_path) == []
