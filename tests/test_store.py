@@ -298,14 +298,15 @@ def test_migration_from_the_first_schema(tmp_path):
                 },
             )
     with Store(url) as new:
-        assert new.version() == SCHEMA_VERSION == 2
+        assert new.version() == SCHEMA_VERSION == 3
         doc = new.load(1)
+        assert doc["run"]["uuid"]  # v3 gave the old run an identity
         assert [p["read_mbps"] for p in doc["tests"][0]["series"]] == [99.0, 100.0]
         assert doc["tests"][0]["notes"] == ["old"] and doc["tests"][0]["read_mbps"] == 99.5
         run_id = new.save(_doc(1.0, 1.0, "new"), tags=["x"], note="after migration")
         assert new.load(run_id)["run"]["tags"] == ["x"]
     con = sqlite3.connect(f"{tmp_path}/old.sqlite")
-    assert con.execute("SELECT version FROM schema_migrations ORDER BY version").fetchall() == [(1,), (2,)]
+    assert con.execute("SELECT version FROM schema_migrations ORDER BY version").fetchall() == [(1,), (2,), (3,)]
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     con.close()
 

@@ -156,37 +156,56 @@ def cmd_bench(args: argparse.Namespace) -> int:
     doc = run_to_dict(run)
     if run.disk is not None:
         doc["device"] = device_to_dict(run.disk, link_chain(run.disk.hops))
-    run = _save(args, doc, run)
     if args.json:
         from disksleuth.present.jsonout import emit
 
+        _save(args, doc, run)  # the document carries the run's id, or where it was kept
         emit(doc)
     else:
         from disksleuth.present.bench_view import render_run
 
-        render_run(run, show_commands=args.commands)
+        render_run(run, show_commands=args.commands)  # the figures first: a failing save cannot hide them
+        _save(args, doc, run)
         _say_saved(doc)
     return EXIT_OK
 
 
 def _save(args: argparse.Namespace, doc: dict, run):  # noqa: ANN001, ANN202
-    """Store the run (one transaction); fills doc["run"]["id"]. A store problem is a warning: the
-    measurement itself is still printed."""
+    """Store the run (one transaction); fills doc["run"]["id"]. A store problem never loses the
+    measurement: the figures are printed anyway, the run is kept in a file `disksleuth import` reads,
+    and the user gets one warning line saying where."""
     from dataclasses import replace
 
     if args.no_save:
         return run
-    from disksleuth.store.db import Store
+    import uuid
 
+    from disksleuth.store.db import Store, keep_unsaved
+
+    tags = list(dict.fromkeys(args.tag or ()))
+    doc["run"]["uuid"] = doc["run"].get("uuid") or str(uuid.uuid4())
     try:
         with Store(args.db) as store:
-            run_id = store.save(doc, tags=args.tag or (), note=args.note)
-    except DisksleuthError as exc:
-        print(f"disksleuth: warning: the run was not saved: {exc}", file=sys.stderr)
+            run_id = store.save(doc, tags=tags, note=args.note)
+    except Exception as exc:  # whatever failed, the measurement must survive it
+        reason = str(exc) if isinstance(exc, DisksleuthError) else f"{type(exc).__name__}: {exc}"
+        try:
+            kept = keep_unsaved(doc, tags, args.note)
+        except DisksleuthError as keep_exc:
+            doc["store"] = {"saved": False, "error": reason, "kept_in": None}
+            print(f"disksleuth: warning: the run was not saved ({reason}), nor kept ({keep_exc})", file=sys.stderr)
+        else:
+            doc["store"] = {"saved": False, "error": reason, "kept_in": kept}
+            print(
+                f"disksleuth: warning: the run was not saved ({reason}); kept in {kept}, "
+                f"add it later with: disksleuth import {kept}",
+                file=sys.stderr,
+            )
         return run
     doc["run"]["id"] = run_id
-    doc["run"]["tags"] = list(dict.fromkeys(args.tag or ()))
+    doc["run"]["tags"] = tags
     doc["run"]["note"] = args.note
+    doc["store"] = {"saved": True, "id": run_id}
     return replace(run, id=run_id)
 
 
@@ -198,15 +217,24 @@ def _say_saved(doc: dict) -> None:
 # --- results store -----------------------------------------------------------------------------
 
 
-def _store(args: argparse.Namespace):  # noqa: ANN202
+def _store(args: argparse.Namespace, create: bool = False):  # noqa: ANN202
+    """The results store of --db. Read-only commands never create one (create=False)."""
     from disksleuth.store.db import Store
 
-    return Store(args.db)
+    return Store(args.db, create=create)
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
+    action = args.action or "list"
+    if action in ("delete", "prune"):
+        return _runs_delete(args, action)
+    if args.ids:
+        raise UsageError(f"runs takes run ids only with delete (disksleuth runs delete {' '.join(args.ids)})")
+    if args.older_than or args.dry_run:
+        raise UsageError("--older-than and --dry-run go with `disksleuth runs prune`")
     with _store(args) as store:
-        rows, total = store.list_runs(device=args.device, tag=args.tag, limit=args.limit or None)
+        rows, total = store.list_runs(device=args.device, tag=args.tag, host=args.host, limit=args.limit or None)
+        stored = store.count() if not rows else total
     if args.json:
         from disksleuth.present.jsonout import emit
 
@@ -216,7 +244,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
                 "runs": [
                     {
                         "id": r["id"],
+                        "uuid": r["uuid"],
                         "started_at": r["started_at"],
+                        "host": r["hostname"],
                         "target": r["target"],
                         "device_model": r["device_model"],
                         "device": r["device_name"],
@@ -231,30 +261,68 @@ def cmd_runs(args: argparse.Namespace) -> int:
             }
         )
         return EXIT_OK
+    from rich.markup import escape
     from rich.table import Table
 
     from disksleuth.present.text import console
 
     if not rows:
-        console().print("No runs yet. `disksleuth check` or `disksleuth bench DIR` saves one.")
+        if stored:
+            console().print(f"No runs match ({stored} stored; `disksleuth runs` lists them all).")
+        else:
+            console().print("No runs yet. `disksleuth check` or `disksleuth bench DIR` saves one.")
         return EXIT_OK
     table = Table(box=None, header_style="bold", pad_edge=False)
-    for col in ("id", "started", "kind", "profile", "device", "target", "tags", "summary"):
+    for col in ("id", "started", "host", "kind", "profile", "device", "target", "tags", "summary"):
         table.add_column(col, justify="right" if col == "id" else "left", overflow="fold")
     for r in rows:
         table.add_row(
             str(r["id"]),
-            r["started_at"][:16].replace("T", " "),
-            r["kind"],
-            r["profile"],
-            r["device_model"] or r["device_name"] or "",
-            r["target"],
-            ", ".join(r["tags"]),
-            (r["summary"] or "")[:70],
+            escape((r["started_at"] or "")[:16].replace("T", " ")),
+            escape(r["hostname"] or ""),
+            escape(r["kind"] or ""),
+            escape(r["profile"] or ""),
+            escape(r["device_model"] or r["device_name"] or ""),
+            escape(r["target"] or ""),
+            escape(", ".join(r["tags"])),
+            escape((r["summary"] or "")[:70]),
         )
     console().print(table)
     if total > len(rows):
         console().print(f"[dim]showing the newest {len(rows)} of {total} runs; --limit 0 shows all[/dim]")
+    return EXIT_OK
+
+
+def _runs_delete(args: argparse.Namespace, action: str) -> int:
+    from disksleuth.store.db import parse_run_ids
+
+    if action == "delete":
+        if not args.ids:
+            raise UsageError("runs delete needs the ids of the runs to delete (see `disksleuth runs`)")
+        if args.older_than or args.tag or args.host or args.device or args.dry_run:
+            raise UsageError("runs delete takes run ids only; `runs prune` deletes by age, tag or host")
+        ids = parse_run_ids(args.ids)
+        with _store(args) as store:
+            deleted = store.delete(ids)
+    else:
+        from disksleuth.store.db import parse_age_s
+
+        if args.ids:
+            raise UsageError("runs prune takes --older-than, --tag or --host, not ids (`runs delete ID...`)")
+        if args.device:
+            raise UsageError("runs prune selects by --older-than, --tag or --host")
+        older = parse_age_s(args.older_than) if args.older_than else None
+        with _store(args) as store:
+            deleted = store.prune(older_than_s=older, tag=args.tag, host=args.host, dry_run=args.dry_run)
+    if args.json:
+        from disksleuth.present.jsonout import emit
+
+        emit({"deleted": [] if args.dry_run else deleted, "would_delete": deleted if args.dry_run else []})
+    elif not deleted:
+        print("no runs match; nothing deleted")
+    else:
+        verb = "would delete" if args.dry_run else "deleted"
+        print(f"{verb} {len(deleted)} run(s): " + ", ".join(f"#{i}" for i in deleted))
     return EXIT_OK
 
 
@@ -352,38 +420,36 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    import json
-    import time
-
-    from disksleuth import SCHEMA
+    from disksleuth.store.db import write_export
 
     docs = _load_docs(args, args.runs)
-    bundle = {"schema": SCHEMA, "kind": "export", "exported_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "runs": docs}
-    try:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            json.dump(bundle, fh, indent=1)
-    except OSError as exc:
-        raise UsageError(f"cannot write {args.output}: {exc.strerror}") from None
-    print(f"exported {len(docs)} run(s) to {args.output} (serial numbers hashed)")
+    write_export(args.output, docs)
+    if args.json:
+        from disksleuth.present.jsonout import emit
+
+        emit({"export": {"path": args.output, "runs": [d["run"]["id"] for d in docs], "count": len(docs)}})
+    else:
+        print(f"exported {len(docs)} run(s) to {args.output} (serial numbers hashed)")
     return EXIT_OK
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from disksleuth.store.db import read_export
+    from disksleuth.store.db import read_export_file
 
-    try:
-        with open(args.file, encoding="utf-8") as fh:
-            docs = read_export(fh.read(), args.file)
-    except OSError as exc:
-        raise UsageError(f"cannot read {args.file}: {exc.strerror}") from None
-    with _store(args) as store:  # all runs or none
-        new_ids = store.save_many((doc, doc["run"].get("tags") or (), doc["run"].get("note")) for doc in docs)
+    docs = read_export_file(args.file)
+    with _store(args, create=True) as store:  # all runs or none; a run already stored is skipped
+        results = store.import_runs(docs)
+    new_ids = [run_id for run_id, new in results if new]
+    skipped = [run_id for run_id, new in results if not new]
     if args.json:
         from disksleuth.present.jsonout import emit
 
-        emit({"imported": new_ids})
+        emit({"imported": new_ids, "skipped": skipped})
     else:
-        print(f"imported {len(new_ids)} run(s) as " + ", ".join(f"#{i}" for i in new_ids))
+        said = f"imported {len(new_ids)} run(s)" + (" as " + ", ".join(f"#{i}" for i in new_ids) if new_ids else "")
+        if skipped:
+            said += f"; skipped {len(skipped)} already stored (" + ", ".join(f"#{i}" for i in skipped) + ")"
+        print(said)
     return EXIT_OK
 
 
@@ -391,7 +457,7 @@ def _db_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--db",
         metavar="URL",
-        help="results store: sqlite:///path or postgresql://... "
+        help="results store: a file path, sqlite:///PATH or postgresql://USER@HOST/DB "
         "(default: $DISKSLEUTH_DB, else ~/.local/share/disksleuth/results.sqlite)",
     )
 
@@ -563,14 +629,16 @@ def cmd_check(args: argparse.Namespace) -> int:
         "findings": [f.to_dict() for f in result.findings],
         "summary": result.summary,
     }
-    run = _save(args, doc, result.run)
+    run = result.run
     if args.json:
+        _save(args, doc, run)  # the document carries the run's id, or where it was kept
         emit(doc)
     else:
         health = run.health_after or run.health_before
         if quiet:
             render_device_header(result.device, result.chain, health, result.where)
         render_check(result.device, result.chain, run, result.findings, result.summary)
+        _save(args, doc, run)  # after the figures: a failing save cannot hide them
         _say_saved(doc)
     return _exit_for(result.findings)
 
@@ -675,10 +743,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--destructive", action="store_true", help="allow write tests on a device or existing file")
     p.add_argument("--yes", action="store_true", help="do not ask before destructive writes (needed without a TTY)")
 
-    p = add("runs", cmd_runs, "list saved runs, newest first")
+    p = add("runs", cmd_runs, "list saved runs, newest first; delete or prune them")
+    p.add_argument(
+        "action",
+        nargs="?",
+        choices=("list", "delete", "prune"),
+        help="list (the default); delete ID...; prune --older-than AGE and/or --tag T / --host H",
+    )
+    p.add_argument("ids", nargs="*", metavar="ID", help="runs to delete")
     p.add_argument("--device", metavar="D", help="only runs on this device (name, model or target)")
     p.add_argument("--tag", metavar="T", help="only runs with this tag")
+    p.add_argument("--host", metavar="H", help="only runs recorded on this host name")
     p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N runs (0: all; default 50)")
+    p.add_argument("--older-than", metavar="AGE", help="prune: runs started longer ago than AGE (30d, 12h, 2w)")
+    p.add_argument("--dry-run", action="store_true", help="prune: list what would be deleted, delete nothing")
     _db_arg(p)
 
     p = add("show", cmd_show, "one saved run")

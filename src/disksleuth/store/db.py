@@ -7,10 +7,13 @@ so a run killed half-way never leaves a trace, and never harms earlier runs (SQL
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import math
 import os
-from collections.abc import Callable, Iterable, Sequence
+import uuid as uuid_mod
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -149,7 +152,24 @@ def _v2(conn: Connection) -> None:
         conn.execute(sa.text("UPDATE tests SET extra_json = :e WHERE id = :i"), {"e": json.dumps(extra), "i": row_id})
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_v1, _v2]
+def _v3(conn: Connection) -> None:
+    """A stable identity per run (kept by export and import, so an import never duplicates), and an
+    index for `runs --host` and the fleet view."""
+    conn.execute(sa.text("ALTER TABLE runs ADD COLUMN uuid VARCHAR(36)"))
+    seen: set[str] = set()
+    rows = conn.execute(sa.text("SELECT id, kind, started_at, hostname, target, profile FROM runs ORDER BY id"))
+    for run_id, kind, started_at, hostname, target, profile in rows.fetchall():
+        run = {"kind": kind, "started_at": started_at, "host": {"hostname": hostname}, "target": target}
+        ident = legacy_uuid({**run, "profile": profile})
+        if ident in seen:  # an earlier import duplicated this run: keep both, each with its own identity
+            ident = str(uuid_mod.uuid4())
+        seen.add(ident)
+        conn.execute(sa.text("UPDATE runs SET uuid = :u WHERE id = :i"), {"u": ident, "i": run_id})
+    conn.execute(sa.text("CREATE UNIQUE INDEX ux_runs_uuid ON runs (uuid)"))
+    conn.execute(sa.text("CREATE INDEX ix_runs_hostname ON runs (hostname)"))
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_v1, _v2, _v3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # The current schema, for queries (matches the migrations above).
@@ -185,6 +205,7 @@ RUNS = sa.Table(
             "health_json",
             "notes_json",
             "note",
+            "uuid",
         )
     ],
 )
@@ -236,40 +257,110 @@ def default_url() -> str:
     url = os.environ.get("DISKSLEUTH_DB")
     if url:
         return url
+    return f"sqlite:///{os.path.join(data_dir(), 'results.sqlite')}"
+
+
+def data_dir() -> str:
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return f"sqlite:///{os.path.join(base, 'disksleuth', 'results.sqlite')}"
+    return os.path.join(base, "disksleuth")
 
 
-def _engine(url: str) -> Engine:
-    if url.startswith("postgresql://"):
+SUPPORTED = "a file path, sqlite:///PATH or postgresql://USER@HOST/DB"
+
+
+class StoreMissing(UsageError):
+    """A read-only command was pointed at a store that does not exist (we never create one to read it)."""
+
+
+class StoreError(EnvironmentProblem):
+    """The store could not be read or written (locked, unreachable, refused); one line, no SQL."""
+
+
+def resolve_url(text: str) -> str:
+    """--db / DISKSLEUTH_DB as given -> a SQLAlchemy URL. A plain path is a SQLite file, as the README says."""
+    if "://" not in text:
+        if not text.strip():
+            raise UsageError(f"--db {text!r}: give {SUPPORTED}")
+        return "sqlite:///" + os.path.abspath(os.path.expanduser(text))
+    scheme, _, rest = text.partition("://")
+    scheme = scheme.lower()
+    if scheme == "sqlite":
+        return text
+    if scheme in ("postgresql", "postgres", "postgresql+psycopg"):
         try:
-            import psycopg  # noqa: F401  (psycopg 3: `pip install disksleuth[postgres]`)
-
-            url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+            import psycopg  # noqa: F401  (psycopg 3: `pip install 'disksleuth[postgres]'`)
         except ImportError:
-            pass
+            raise EnvironmentProblem(
+                "--db postgresql://...: the PostgreSQL driver is not installed; pip install 'disksleuth[postgres]'"
+            ) from None
+        return "postgresql+psycopg://" + rest
+    raise UsageError(f"--db {_redact(text)}: {scheme}:// is not supported; disksleuth stores results in {SUPPORTED}")
+
+
+def _redact(url: str) -> str:
+    """A URL fit for a message: no password."""
     try:
-        engine = sa.create_engine(url)
-    except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as exc:
-        raise UsageError(
-            f"--db {url!r}: not a database URL disksleuth can use (sqlite:///path, postgresql://...)"
-        ) from exc
+        return sa.engine.make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not even URL-shaped: the scheme is all we need to name
+        return url.split("://", 1)[0] + "://..."
+
+
+def _sqlite_path(url: sa.engine.URL) -> str | None:
+    path = url.database
+    return None if not path or path == ":memory:" or path.startswith("file:") else path
+
+
+def _create_private(path: str) -> None:
+    """The store holds host names, targets, notes and serial hashes: its directory 0700 when we make it,
+    the file 0600. SQLite gives -wal and -shm the mode of the database file (unix VFS, robust_open)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600)
+    os.close(fd)
+
+
+BUSY_TIMEOUT_MS = 5000
+
+
+def _engine(url: str, create: bool) -> Engine:
+    try:
+        parsed = sa.engine.make_url(url)
+        engine = sa.create_engine(parsed)
+    except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ValueError) as exc:
+        raise UsageError(f"--db {_redact(url)}: not a database URL disksleuth can use ({SUPPORTED})") from exc
     except ImportError as exc:
         raise EnvironmentProblem(
-            f"--db {url}: the database driver is missing ({exc.name}); pip install 'disksleuth[postgres]'"
+            f"--db {_redact(url)}: the database driver is missing ({exc.name}); pip install 'disksleuth[postgres]'"
         ) from exc
     if engine.dialect.name == "sqlite":
-        path = engine.url.database
-        if path and path != ":memory:":
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        path = _sqlite_path(parsed)
+        if path:
+            if not os.path.exists(path):
+                if not create:
+                    raise StoreMissing(f"no results store at {path} (nothing saved there yet)")
+                try:
+                    _create_private(path)
+                except OSError as exc:
+                    raise StoreError(f"cannot create the results store {path}: {exc.strerror}") from None
+            elif os.path.isdir(path):
+                raise UsageError(f"--db {path} is a directory; give the store's file, e.g. {path}/results.sqlite")
 
         @sa.event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+            # Transactions are ours, not the driver's: pysqlite would otherwise run DDL outside any
+            # transaction, and BEGIN IMMEDIATE (below) is how a writer takes the lock up front.
+            dbapi_conn.isolation_level = None
             cur = dbapi_conn.cursor()
+            cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")  # first: the pragmas below may wait too
             cur.execute("PRAGMA journal_mode=WAL")  # readers never block the writer; a killed writer is rolled back
             cur.execute("PRAGMA foreign_keys=ON")
-            cur.execute("PRAGMA busy_timeout=5000")
             cur.close()
+
+        @sa.event.listens_for(engine, "begin")
+        def _sqlite_begin(conn: Connection) -> None:
+            # A writer takes the write lock when it begins (IMMEDIATE), so two writers never deadlock
+            # upgrading read locks, and a migration's check-and-apply is one critical section.
+            mode = conn.get_execution_options().get("sqlite_begin", "")
+            conn.exec_driver_sql(f"BEGIN {mode}".strip())
 
     return engine
 
@@ -287,15 +378,20 @@ def _unj(text: str | None, default: Any = None) -> Any:
 
 
 class Store:
-    def __init__(self, url: str | None = None, migrate_to: int = SCHEMA_VERSION):
-        self.url = url or default_url()
-        self.engine = _engine(self.url)
+    """One results store. `create=False` (every read-only command) never creates a store: a missing one
+    is StoreMissing. Every database failure surfaces as one line (StoreError), never SQL or parameters."""
+
+    def __init__(self, url: str | None = None, migrate_to: int = SCHEMA_VERSION, create: bool = True):
+        given = url or default_url()
+        self.url = _redact(given) if "://" in given else given
+        self.engine = _engine(resolve_url(given), create)
+        self.dialect = self.engine.dialect.name
         try:
-            self.migrate(migrate_to)
-        except sa.exc.OperationalError as exc:
-            raise EnvironmentProblem(f"cannot open the results store {self.url}: {exc.orig}") from None
-        except sa.exc.DatabaseError as exc:
-            raise EnvironmentProblem(f"{self.url} is not a disksleuth results store: {exc.orig}") from None
+            with self._errors("open"):
+                self.migrate(migrate_to, create=create)
+        except BaseException:
+            self.engine.dispose()
+            raise
 
     def close(self) -> None:
         self.engine.dispose()
@@ -306,27 +402,63 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @contextlib.contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        """Database exceptions -> one line that names the store and what went wrong, no SQL."""
+        try:
+            yield
+        except sa.exc.DBAPIError as exc:
+            reason = _first_line(exc.orig)
+            if "locked" in reason or "busy" in reason:
+                raise StoreError(
+                    f"the results store {self.url} is locked by another process "
+                    f"(waited {BUSY_TIMEOUT_MS / 1000:g} s to {action} it)"
+                ) from None
+            if isinstance(exc, sa.exc.OperationalError) or not isinstance(exc, sa.exc.DatabaseError):
+                raise StoreError(f"cannot {action} the results store {self.url}: {reason}") from None
+            if "not a database" in reason or "no such table" in reason or "no such column" in reason:
+                raise StoreError(f"{self.url} is not a disksleuth results store: {reason}") from None
+            raise StoreError(f"cannot {action} the results store {self.url}: {reason}") from None
+        except sa.exc.SQLAlchemyError as exc:
+            raise StoreError(f"cannot {action} the results store {self.url}: {_first_line(exc)}") from None
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[Connection]:
+        """One write transaction that holds the store's write lock from its first statement: SQLite's
+        BEGIN IMMEDIATE, PostgreSQL's transaction-scoped advisory lock. Check-then-write inside it is safe
+        against other processes (migrations on first use, duplicate checks on import)."""
+        with self.engine.connect() as conn:
+            conn.execution_options(sqlite_begin="IMMEDIATE")
+            with conn.begin():
+                if self.dialect == "postgresql":
+                    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
+                yield conn
+
     # --- migrations ---------------------------------------------------------------------------
 
     def version(self) -> int:
         with self.engine.connect() as conn:
-            if not sa.inspect(conn).has_table("schema_migrations"):
-                return 0
-            return conn.execute(sa.text("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")).scalar_one()
+            return _version(conn)
 
-    def migrate(self, target: int = SCHEMA_VERSION) -> None:
-        with self.engine.begin() as conn:
+    def migrate(self, target: int = SCHEMA_VERSION, create: bool = True) -> None:
+        """Apply the missing migrations. The common case (up to date) takes no lock; otherwise the
+        check and every step run in one locked transaction, so N processes opening a new store at once
+        apply each migration exactly once (DDL is transactional in SQLite and PostgreSQL)."""
+        current = self.version()
+        if current == 0 and not create:
+            raise StoreMissing(f"{self.url} holds no disksleuth results store yet (nothing saved there)")
+        if current > SCHEMA_VERSION:
+            raise StoreError(f"{self.url} was written by a newer disksleuth (schema {current})")
+        if current >= target:
+            return
+        with self._writing() as conn:
             conn.execute(
                 sa.text(
                     "CREATE TABLE IF NOT EXISTS schema_migrations "
                     "(version INTEGER PRIMARY KEY, applied_at VARCHAR(40) NOT NULL)"
                 )
             )
-        current = self.version()
-        if current > SCHEMA_VERSION:
-            raise EnvironmentProblem(f"{self.url} was written by a newer disksleuth (schema {current})")
-        for version in range(current + 1, target + 1):
-            with self.engine.begin() as conn:
+            for version in range(_version(conn) + 1, target + 1):
                 MIGRATIONS[version - 1](conn)
                 conn.execute(
                     sa.text("INSERT INTO schema_migrations (version, applied_at) VALUES (:v, :t)"),
@@ -337,13 +469,73 @@ class Store:
 
     def save(self, doc: dict[str, Any], tags: Sequence[str] = (), note: str | None = None) -> int:
         """Write one run document (the shape `bench --json` / `check --json` print) in one transaction."""
-        with self.engine.begin() as conn:
+        with self._errors("write to"), self._writing() as conn:
             return self._insert(conn, doc, tags, note)
 
     def save_many(self, docs: Iterable[tuple[dict[str, Any], Sequence[str], str | None]]) -> list[int]:
         """Several runs (document, tags, note) in one transaction: all or none."""
-        with self.engine.begin() as conn:
+        with self._errors("write to"), self._writing() as conn:
             return [self._insert(conn, doc, tags, note) for doc, tags, note in docs]
+
+    def import_runs(self, docs: Sequence[dict[str, Any]]) -> list[tuple[int, bool]]:
+        """Runs from an export, all or none, each once: a run whose identity (run.uuid, or for exports
+        made before runs had one, its kind, start, host, target and profile) is already stored is
+        skipped. Returns (run id, newly imported) per document."""
+        out: list[tuple[int, bool]] = []
+        with self._errors("write to"), self._writing() as conn:
+            for doc in docs:
+                run = doc["run"]
+                run_uuid = run.get("uuid") or legacy_uuid(run)
+                existing = conn.execute(sa.select(RUNS.c.id).where(RUNS.c.uuid == run_uuid)).scalar()
+                if existing is not None:
+                    out.append((int(existing), False))
+                    continue
+                doc = {**doc, "run": {**run, "uuid": run_uuid}}
+                out.append((self._insert(conn, doc, run.get("tags") or (), run.get("note")), True))
+        return out
+
+    def delete(self, ids: Sequence[int]) -> list[int]:
+        """Delete these runs with their tests, series, findings and tags; all or none."""
+        with self._errors("write to"), self._writing() as conn:
+            found = set(conn.execute(sa.select(RUNS.c.id).where(RUNS.c.id.in_(list(ids)))).scalars())
+            missing = [i for i in ids if i not in found]
+            if missing:
+                listed = ", ".join(str(i) for i in missing)
+                raise UsageError(f"no run {listed} in {self.url}; nothing deleted (see `disksleuth runs`)")
+            _delete_runs(conn, sorted(found))
+        return sorted(found)
+
+    def prune(
+        self,
+        older_than_s: float | None = None,
+        tag: str | None = None,
+        host: str | None = None,
+        dry_run: bool = False,
+        now: float | None = None,
+    ) -> list[int]:
+        """Delete the runs that match every criterion given (at least one is needed): started more than
+        `older_than_s` ago, carrying `tag`, recorded on `host`. Returns their ids."""
+        if older_than_s is None and not tag and not host:
+            raise UsageError("runs prune needs --older-than, --tag or --host (it never deletes everything)")
+        import time
+        from datetime import datetime
+
+        cutoff = (now if now is not None else time.time()) - older_than_s if older_than_s is not None else None
+        with self._errors("write to"), self._writing() as conn:
+            q = sa.select(RUNS.c.id, RUNS.c.started_at).where(_filters(tag=tag, host=host))
+            ids = []
+            for run_id, started_at in conn.execute(q):
+                if cutoff is not None:
+                    try:
+                        started = datetime.fromisoformat(started_at).timestamp()
+                    except (TypeError, ValueError, OverflowError):
+                        continue  # no readable start time: never pruned by age
+                    if started >= cutoff:
+                        continue
+                ids.append(int(run_id))
+            if not dry_run:
+                _delete_runs(conn, ids)
+        return sorted(ids)
 
     def _insert(self, conn: Connection, doc: dict[str, Any], tags: Sequence[str], note: str | None) -> int:
         run = doc["run"]
@@ -351,6 +543,7 @@ class Store:
         host = run.get("host") or {}
         run_id = conn.execute(
             RUNS.insert().values(
+                uuid=run.get("uuid") or str(uuid_mod.uuid4()),
                 kind=run.get("kind", "bench"),
                 started_at=run["started_at"],
                 finished_at=run.get("finished_at"),
@@ -447,27 +640,17 @@ class Store:
     # --- reading ------------------------------------------------------------------------------
 
     def list_runs(
-        self, device: str | None = None, tag: str | None = None, limit: int | None = 50
+        self, device: str | None = None, tag: str | None = None, limit: int | None = 50, host: str | None = None
     ) -> tuple[list[dict[str, Any]], int]:
         """Newest first: (rows, total matching)."""
-        cond = []
-        if device:
-            like = f"%{device}%"
-            cond.append(
-                sa.or_(
-                    RUNS.c.device_name == device.removeprefix("/dev/"),
-                    RUNS.c.device_model.like(like),
-                    RUNS.c.target.like(like),
-                )
-            )
-        if tag:
-            cond.append(RUNS.c.id.in_(sa.select(TAGS.c.run_id).where(TAGS.c.tag == tag)))
-        where = sa.and_(*cond) if cond else sa.true()
+        where = _filters(device=device, tag=tag, host=host)
         q = (
             sa.select(
                 RUNS.c.id,
+                RUNS.c.uuid,
                 RUNS.c.kind,
                 RUNS.c.started_at,
+                RUNS.c.hostname,
                 RUNS.c.target,
                 RUNS.c.device_name,
                 RUNS.c.device_model,
@@ -480,13 +663,18 @@ class Store:
         )
         if limit:
             q = q.limit(limit)
-        with self.engine.connect() as conn:
+        with self._errors("read"), self.engine.connect() as conn:
             rows = [dict(r._mapping) for r in conn.execute(q)]
             total = conn.execute(sa.select(sa.func.count()).select_from(RUNS).where(where)).scalar_one()
             tags = self._tags(conn, [r["id"] for r in rows])
         for r in rows:
             r["tags"] = tags.get(r["id"], [])
         return rows, total
+
+    def count(self) -> int:
+        """Every stored run, whatever the filters."""
+        with self._errors("read"), self.engine.connect() as conn:
+            return conn.execute(sa.select(sa.func.count()).select_from(RUNS)).scalar_one()
 
     def _tags(self, conn: Connection, ids: Iterable[int]) -> dict[int, list[str]]:
         ids = list(ids)
@@ -499,8 +687,8 @@ class Store:
         return out
 
     def load(self, run_id: int, with_series: bool = True) -> dict[str, Any]:
-        """A stored run as a document shaped like `check --json` (plus id, tags, note)."""
-        with self.engine.connect() as conn:
+        """A stored run as a document shaped like `check --json` (plus id, uuid, tags, note)."""
+        with self._errors("read"), self.engine.connect() as conn:
             r = conn.execute(sa.select(RUNS).where(RUNS.c.id == run_id)).mappings().first()
             if r is None:
                 raise UsageError(f"no run {run_id} in {self.url}")
@@ -548,6 +736,7 @@ class Store:
         return {
             "run": {
                 "id": r["id"],
+                "uuid": r["uuid"],
                 "kind": r["kind"],
                 "target": r["target"],
                 "profile": r["profile"],
@@ -585,31 +774,113 @@ def _without_serial(device: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in device.items() if k not in ("serial", "serial_sha256")}
 
 
+def _filters(
+    device: str | None = None, tag: str | None = None, host: str | None = None
+) -> sa.ColumnElement[bool]:
+    cond = []
+    if device:
+        like = f"%{device}%"
+        cond.append(
+            sa.or_(
+                RUNS.c.device_name == device.removeprefix("/dev/"),
+                RUNS.c.device_model.like(like),
+                RUNS.c.target.like(like),
+            )
+        )
+    if tag:
+        cond.append(RUNS.c.id.in_(sa.select(TAGS.c.run_id).where(TAGS.c.tag == tag)))
+    if host:
+        cond.append(RUNS.c.hostname == host)
+    return sa.and_(*cond) if cond else sa.true()
+
+
+def _delete_runs(conn: Connection, ids: Sequence[int]) -> None:
+    """Children first: stores made by any version, on any database, without relying on ON DELETE CASCADE."""
+    for start in range(0, len(ids), 500):  # bounded IN lists
+        chunk = list(ids[start : start + 500])
+        tests = sa.select(TESTS.c.id).where(TESTS.c.run_id.in_(chunk))
+        conn.execute(SERIES.delete().where(SERIES.c.test_row_id.in_(tests)))
+        conn.execute(TESTS.delete().where(TESTS.c.run_id.in_(chunk)))
+        conn.execute(FINDINGS.delete().where(FINDINGS.c.run_id.in_(chunk)))
+        conn.execute(TAGS.delete().where(TAGS.c.run_id.in_(chunk)))
+        conn.execute(RUNS.delete().where(RUNS.c.id.in_(chunk)))
+
+
+def _version(conn: Connection) -> int:
+    if not sa.inspect(conn).has_table("schema_migrations"):
+        return 0
+    return int(conn.execute(sa.text("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")).scalar_one())
+
+
+def _first_line(exc: object) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+# Any fixed 64-bit number: the key of the advisory lock that serialises disksleuth's writers on PostgreSQL.
+_PG_LOCK_KEY = int.from_bytes(b"dsleuth1", "big") & 0x7FFFFFFFFFFFFFFF
+
+_RUN_NAMESPACE = uuid_mod.UUID("6d1f8a52-7c2e-4b7e-9a35-0d15c5e1e7a1")
+
+
+def legacy_uuid(run: dict[str, Any]) -> str:
+    """The identity of a run recorded before runs carried a uuid: what it ran, where and when. The v3
+    migration gives stored runs the same value, so an old export imported twice is still found."""
+    host = run.get("host") if isinstance(run.get("host"), dict) else {}
+    key = [
+        run.get("kind") or "bench",
+        run.get("started_at"),
+        host.get("hostname"),
+        run.get("target"),
+        run.get("profile"),
+    ]
+    return str(uuid_mod.uuid5(_RUN_NAMESPACE, json.dumps(key)))
+
+
 def _now() -> str:
     import time
 
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
+MAX_RUN_ID = 2**63 - 1  # SQLite's and PostgreSQL's largest integer key
+
+
 def parse_run_ids(values: Sequence[str]) -> list[int]:
     ids = []
     for v in values:
+        shown = v if len(v) <= 40 else v[:37] + "..."
         try:
-            ids.append(int(v.lstrip("#")))
+            run_id = int(v.lstrip("#"))
         except ValueError:
-            raise UsageError(f"not a run id: {v!r} (see `disksleuth runs`)") from None
+            raise UsageError(f"not a run id: {shown!r} (see `disksleuth runs`)") from None
+        if not 1 <= run_id <= MAX_RUN_ID:
+            raise UsageError(f"no run {shown} (run ids are whole numbers from 1; see `disksleuth runs`)")
+        ids.append(run_id)
     return ids
 
 
+MAX_EXPORT_BYTES = 256 << 20
+
+
 def read_export(text: str, name: str = "export") -> list[dict[str, Any]]:
-    """Run documents from an `export` file, checked before anything is written."""
+    """Run documents from an `export` file, checked deeply before anything is written: what passes
+    renders in show, compare and report. Anything else is a ParseError with one line."""
     from disksleuth import SCHEMA
     from disksleuth.errors import ParseError
+    from disksleuth.store.validate import check_run_doc
+
+    def no_constants(word: str) -> None:
+        raise ParseError(f"{name}: not JSON ({word} is not a number JSON allows)")
 
     try:
-        bundle = json.loads(text)
+        bundle = json.loads(text, parse_constant=no_constants)
     except json.JSONDecodeError as exc:
         raise ParseError(f"{name}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise ParseError(f"{name}: nested too deeply to be a disksleuth export") from None
+    except ValueError as exc:  # an integer past Python's 4,300-digit conversion limit
+        raise ParseError(f"{name}: not a disksleuth export ({_first_line(exc)[:80]})") from None
     if not isinstance(bundle, dict) or bundle.get("schema") != SCHEMA or not isinstance(bundle.get("runs"), list):
         raise ParseError(f"{name}: not a disksleuth export (expected schema {SCHEMA} and a runs list)")
     docs = bundle["runs"]
@@ -620,6 +891,89 @@ def read_export(text: str, name: str = "export") -> list[dict[str, Any]]:
             and all(k in doc["run"] for k in ("target", "profile", "started_at"))
         ):
             raise ParseError(f"{name}: run {i + 1} is incomplete")
+        try:
+            check_run_doc(doc, f"runs[{i}]")
+        except RecursionError:
+            raise ParseError(f"{name}: run {i + 1} is nested too deeply") from None
+        except ParseError as exc:
+            raise ParseError(f"{name}: run {i + 1} is not valid: {_clip(str(exc))}") from None
         # An export never carries a serial in the clear; drop one if a hand-made file does.
         doc["device"] = {k: v for k, v in (doc.get("device") or {}).items() if k != "serial"}
     return docs
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def read_export_file(path: str) -> list[dict[str, Any]]:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_EXPORT_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    from disksleuth.errors import ParseError
+
+    if len(data) > MAX_EXPORT_BYTES:
+        raise ParseError(f"{path}: larger than {MAX_EXPORT_BYTES >> 20} MiB, not a disksleuth export")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ParseError(f"{path}: not UTF-8 text, not a disksleuth export") from None
+    return read_export(text, path)
+
+
+def export_bundle(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    from disksleuth import SCHEMA
+
+    return {"schema": SCHEMA, "kind": "export", "exported_at": _now(), "runs": list(docs)}
+
+
+def write_export(path: str, docs: Sequence[dict[str, Any]]) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(export_bundle(docs), fh, indent=1)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def keep_unsaved(doc: dict[str, Any], tags: Sequence[str], note: str | None) -> str:
+    """A run the store refused, kept as an export file (0600, in a 0700 directory) that `disksleuth import`
+    reads: under the data directory (~/.local/share/disksleuth/unsaved), else the temporary directory."""
+    import tempfile
+    import time
+
+    run = {**doc["run"], "tags": list(tags), "note": note}
+    bundle = export_bundle([{**doc, "run": run}])
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    name = f"run-{stamp}-{(run.get('uuid') or uuid_mod.uuid4().hex)[:8]}.json"
+    problems = []
+    fallback = os.path.join(tempfile.gettempdir(), f"disksleuth-unsaved-{os.getuid()}")
+    for folder in (os.path.join(data_dir(), "unsaved"), fallback):
+        path = os.path.join(folder, name)
+        try:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(bundle, fh, indent=1, default=str)
+            return path
+        except OSError as exc:
+            problems.append(f"{folder}: {exc.strerror}")
+    raise StoreError("cannot keep the run in a file either (" + "; ".join(problems) + ")")
+
+
+_AGE_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_age_s(text: str) -> float:
+    """'30d', '12h', '2w', '90min' -> seconds (a bare number is days)."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(s|min|m|h|d|w)?\s*", text or "")
+    if not m:
+        raise UsageError(f"--older-than {text!r}: give an age such as 30d, 12h, 2w or 90min")
+    value = float(m.group(1)) * _AGE_UNITS[m.group(2) or "d"]
+    if not math.isfinite(value):
+        raise UsageError(f"--older-than {text!r}: too large")
+    return value
