@@ -2,24 +2,35 @@
 
 Unpacked, the bundle is a root that every reader accepts through `--sysfs-root`. sysfs files
 report a size of 4096 whatever they hold, so each file is read and added with its real length.
+
+Unless --keep-serials, nothing that identifies one drive leaves the machine: every attribute that
+carries a serial number, WWN or namespace ID is masked wherever it sits, and every serial found is
+also replaced inside all other contents (an NVMe subsysnqn embeds the serial, a by-id mount source
+in mountinfo does too). Masks are keyed with a random per-capture secret, so a short serial
+cannot be recovered by hashing candidates, and the same serial gets the same mask within a bundle.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import io
 import json
+import lzma
 import os
 import platform
 import re
+import secrets
+import shutil
 import tarfile
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Iterable
 
 from disksleuth import __version__
 from disksleuth.errors import ParseError, UsageError
-from disksleuth.probe.sysfs import BDF_RE, Sysfs
+from disksleuth.probe.sysfs import BDF_RE, MAX_PROC_BYTES, Sysfs
 
 # Attributes the readers (and a human debugging them) look at.
 _DEVICE_ATTRS = (
@@ -98,15 +109,79 @@ _BLOCK_ATTRS = (
 _PART_ATTRS = ("size", "start", "partition", "dev", "ro")
 _ATA_LINK_ATTRS = ("sata_spd", "sata_spd_limit", "hw_sata_spd_limit")
 _HWMON_RE = re.compile(r"^temp\d+_(input|label|max|min|crit|alarm)$")
-_SERIAL_FILES = {"serial", "vpd_pg80", "wwid"}
+# Attributes that carry a drive's identity, by file name wherever they sit (device/, the block
+# device, an nvme-subsystem, a USB device). Documentation/ABI/testing/sysfs-block (wwid, uuid, nguid,
+# eui), drivers/nvme/host/sysfs.c (serial, subsysnqn embeds the serial after the vendor ids, wwid
+# falls back to "nvme.VID-<serial hex>-<model hex>-NSID", hostnqn and hostid name the host),
+# drivers/scsi/scsi_sysfs.c (vpd_pg80 = Unit Serial Number, vpd_pg83 = Device Identification with
+# the NAA WWN and often a T10 "vendor model serial" designator, wwid), drivers/ata/libata-sata.c and
+# SAS transport (sas_address, unique_id), drivers/mmc/core/bus.c (cid holds the card's serial),
+# drivers/usb/core/sysfs.c (serial), dm uuid (LVM/LUKS volume ids).
+SERIAL_BEARING = frozenset(
+    {
+        "serial",
+        "serial_number",
+        "vpd_pg80",
+        "vpd_pg83",
+        "wwid",
+        "wwn",
+        "eui",
+        "nguid",
+        "uuid",
+        "subsysnqn",
+        "hostnqn",
+        "hostid",
+        "cid",
+        "sas_address",
+        "unique_id",
+    }
+)
+# Shorter "serials" ("0", "N/A", "1234") are placeholders; replacing them inside other contents
+# would garble unrelated values.
+_MIN_EMBEDDED_SERIAL = 6
 
 
-def _mask(name: str, raw: bytes) -> bytes:
-    digest = hashlib.sha256(raw).hexdigest()[:8]
-    if name == "vpd_pg80" and len(raw) > 4:
-        body = f"MASKED-{digest}".encode()
-        return raw[:3] + bytes([len(body)]) + body
-    return f"MASKED-{digest}\n".encode() if raw.strip() else raw
+class _Masker:
+    def __init__(self) -> None:
+        self.key = secrets.token_bytes(16)
+        self.serials: set[str] = set()
+
+    def tag(self, value: bytes) -> str:
+        return "MASKED-" + hmac.new(self.key, value.strip(b" \x00\n"), hashlib.sha256).hexdigest()[:8]
+
+    def learn(self, name: str, raw: bytes) -> None:
+        """Remember the serial a serial-bearing file holds, to find it embedded elsewhere."""
+        if name == "vpd_pg80":  # SPC-4 7.8.19: 4-byte header, then the ASCII serial
+            raw = raw[4:]
+        if name in ("serial", "serial_number", "vpd_pg80"):
+            text = raw.decode("latin-1").strip(" \x00\n\t")
+            if len(text) >= _MIN_EMBEDDED_SERIAL:
+                self.serials.add(text)
+
+    def whole(self, name: str, raw: bytes) -> bytes:
+        """A serial-bearing attribute: its value replaced, vpd_pg80's binary header kept."""
+        if not raw.strip(b" \x00\n"):
+            return raw
+        if name == "vpd_pg80" and len(raw) > 4:
+            body = self.tag(raw[4:]).encode()
+            return raw[:3] + bytes([len(body)]) + body
+        return (self.tag(raw) + "\n").encode()
+
+    def variants(self) -> list[tuple[bytes, bytes]]:
+        """(found, replacement) pairs: each serial as is, with by-id's underscores, and as the hex
+        the NVMe wwid fallback prints; longest first so a serial inside another is not split."""
+        pairs: dict[bytes, bytes] = {}
+        for serial in self.serials:
+            raw = serial.encode("latin-1")
+            mask = self.tag(raw).encode()
+            for form in (raw, raw.replace(b" ", b"_"), raw.hex().encode(), raw.hex().upper().encode()):
+                pairs[form] = mask
+        return sorted(pairs.items(), key=lambda kv: -len(kv[0]))
+
+    def embedded(self, raw: bytes, pairs: list[tuple[bytes, bytes]]) -> bytes:
+        for found, mask in pairs:
+            raw = raw.replace(found, mask)
+        return raw
 
 
 class _Bundle:
@@ -115,6 +190,7 @@ class _Bundle:
         self.keep_serials = keep_serials
         self.entries: dict[str, tarfile.TarInfo] = {}
         self.data: dict[str, bytes] = {}
+        self.masker = _Masker()
 
     def _arcname(self, host_path: str) -> str:
         return os.path.relpath(host_path, self.fs.root)
@@ -138,11 +214,14 @@ class _Bundle:
             info.type = tarfile.SYMTYPE
             info.linkname = os.readlink(host_path)
         elif os.path.isfile(host_path):
-            raw = self.fs.read_bytes(host_path)
+            limit = MAX_PROC_BYTES if arcname.startswith("proc" + os.sep) else None
+            raw = self.fs.read_bytes(host_path, limit) if limit else self.fs.read_bytes(host_path)
             if raw is None:
                 return
-            if not self.keep_serials and os.path.basename(host_path) in _SERIAL_FILES:
-                raw = _mask(os.path.basename(host_path), raw)
+            name = os.path.basename(host_path)
+            if not self.keep_serials and name in SERIAL_BEARING:
+                self.masker.learn(name, raw)
+                raw = self.masker.whole(name, raw)
             info = tarfile.TarInfo(arcname)
             info.size = len(raw)
             info.mode = 0o444
@@ -166,7 +245,33 @@ class _Bundle:
         for entry in self.fs.listdir(directory):
             self.add(os.path.join(directory, entry))
 
+    def mask_embedded(self) -> None:
+        """Replace every serial learnt from serial-bearing files inside all contents, link targets
+        and names (a subsysnqn, a wwid fallback, a /dev/disk/by-id mount source)."""
+        if self.keep_serials:
+            return
+        pairs = self.masker.variants()
+        if not pairs:
+            return
+        entries: dict[str, tarfile.TarInfo] = {}
+        data: dict[str, bytes] = {}
+        for arcname, info in self.entries.items():
+            new_name = self.masker.embedded(arcname.encode("utf-8", "surrogateescape"), pairs).decode(
+                "utf-8", "surrogateescape"
+            )
+            info.name = new_name
+            if info.issym():
+                info.linkname = self.masker.embedded(
+                    info.linkname.encode("utf-8", "surrogateescape"), pairs
+                ).decode("utf-8", "surrogateescape")
+            if arcname in self.data:
+                data[new_name] = self.masker.embedded(self.data[arcname], pairs)
+                info.size = len(data[new_name])
+            entries[new_name] = info
+        self.entries, self.data = entries, data
+
     def write(self, out_path: str, extra: dict[str, bytes]) -> None:
+        self.mask_embedded()
         with tarfile.open(out_path, "w:gz") as tar:
             for name, raw in extra.items():
                 info = tarfile.TarInfo(name)
@@ -279,18 +384,59 @@ def write_capture(
     return len(bundle.entries)
 
 
+# A capture of a large server holds a few thousand entries and a few MB; these caps leave ample room
+# and stop an archive bomb (a 1 MB .tar.gz can hold a 1 GiB file of zeros) before it fills $TMPDIR.
+MAX_CAPTURE_ENTRIES = 50_000
+MAX_CAPTURE_BYTES = 64 * 1024 * 1024
+_NOT_A_CAPTURE = "expected a .tar.gz written by `disksleuth capture`, or a directory"
+
+
 def open_root(path: str, register_cleanup: Callable[[str], None] | None = None) -> str:
-    """A --sysfs-root argument: a directory as is, or a capture .tar.gz unpacked to a temp dir."""
+    """A --sysfs-root argument: a directory as is, or a capture .tar.gz unpacked to a temp dir.
+
+    The temp dir is removed on every way out of here but success (a refused archive, an error,
+    Ctrl-C); on success `register_cleanup` takes it over."""
     if os.path.isdir(path):
         return path
-    if os.path.isfile(path):
-        try:
-            tmp = tempfile.mkdtemp(prefix="disksleuth-capture-")
-            with tarfile.open(path, "r:*") as tar:
-                tar.extractall(tmp, filter="data")
-        except (tarfile.TarError, OSError, EOFError) as exc:
-            raise ParseError(f"{path} is not a readable capture bundle: {exc}") from exc
-        if register_cleanup:
-            register_cleanup(tmp)
-        return tmp
-    raise UsageError(f"--sysfs-root {path}: no such directory or capture file")
+    if not os.path.isfile(path):
+        raise UsageError(f"--sysfs-root {path}: no such directory or capture file")
+    tmp = tempfile.mkdtemp(prefix="disksleuth-capture-")
+    try:
+        _extract_capture(path, tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if register_cleanup:
+        register_cleanup(tmp)
+    return tmp
+
+
+def _extract_capture(path: str, dest: str) -> None:
+    try:
+        tar = tarfile.open(path, "r:*")  # noqa: SIM115 (closed by the `with tar` below)
+    except (tarfile.TarError, OSError, EOFError):
+        # tarfile's own message lists every compression it tried, one per line.
+        raise ParseError(f"{path} is not a readable capture bundle ({_NOT_A_CAPTURE})") from None
+    entries = unpacked = 0
+    try:
+        with tar:
+            for member in tar:  # streamed: the caps apply before anything big is read or written
+                entries += 1
+                if entries > MAX_CAPTURE_ENTRIES:
+                    raise ParseError(
+                        f"{path} is not a plausible capture bundle: more than {MAX_CAPTURE_ENTRIES:,} entries"
+                    )
+                unpacked += max(member.size, 0) if member.isfile() else 0
+                if unpacked > MAX_CAPTURE_BYTES:
+                    raise ParseError(
+                        f"{path} is not a plausible capture bundle: it unpacks to more than "
+                        f"{MAX_CAPTURE_BYTES // (1024 * 1024)} MiB"
+                    )
+                # The "data" filter refuses absolute names, "..", links that leave dest, and device
+                # nodes and FIFOs (PEP 706).
+                tar.extract(member, dest, filter="data")
+    except (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise ParseError(f"{path} is not a readable capture bundle: {reason}") from None
+    if not os.path.isdir(os.path.join(dest, "sys")):
+        raise ParseError(f"{path} holds no sys/ tree ({_NOT_A_CAPTURE})")

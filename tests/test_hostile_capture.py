@@ -1,0 +1,194 @@
+"""`capture` leaks no serial, and reading a capture back leaves nothing behind, whatever the archive.
+
+Real archives, real extraction into a private $TMPDIR, real SIGINT to a real process.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+
+import pytest
+from conftest import SYSFS
+
+from disksleuth.probe.capture import MAX_CAPTURE_BYTES
+
+SERIAL = "S4EWNX0R912345X"
+MODEL = "Samsung SSD 970 EVO Plus 250GB"
+SUBSYS = "sys/devices/virtual/nvme-subsystem/nvme-subsys0"
+CTRL = "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/nvme/nvme0"
+
+
+def write(root: str, rel: str, content: str | bytes) -> None:
+    path = os.path.join(root, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as fh:
+        fh.write(content if isinstance(content, bytes) else content.encode())
+
+
+@pytest.fixture
+def leaky_tree(tmp_path):
+    """An NVMe multipath tree whose serial is also inside subsysnqn, wwid, a by-id mount source and
+    a namespace id, as a real Samsung drive shows it."""
+    root = str(tmp_path / "tree")
+    shutil.copytree(os.path.join(SYSFS, "nvme_multipath"), root, symlinks=True)
+    nqn = f"nqn.2014.08.org.nvmexpress:144d144d{SERIAL}     {MODEL}\n"
+    for directory in (SUBSYS, CTRL):
+        write(root, f"{directory}/serial", f"{SERIAL}     \n")
+        write(root, f"{directory}/subsysnqn", nqn)
+    # The kernel's wwid fallback: "nvme.VID-<serial hex>-<model hex>-NSID".
+    wwid = f"nvme.144d-{SERIAL.encode().hex()}-{MODEL.encode().hex()}-00000001\n"
+    write(root, f"{SUBSYS}/nvme0n1/wwid", wwid)
+    write(root, f"{CTRL}/wwid", wwid)
+    by_id = f"/dev/disk/by-id/nvme-{MODEL.replace(' ', '_')}_{SERIAL}-part1"
+    write(root, "proc/self/mountinfo", f"29 1 259:1 / /data rw - ext4 {by_id} rw\n")
+    write(root, "proc/swaps", "Filename Type Size Used Priority\n")
+    return root
+
+
+def archive_bytes(bundle: str) -> bytes:
+    with open(bundle, "rb") as fh:
+        packed = fh.read()
+    return packed + gzip.decompress(packed)
+
+
+def test_capture_leaves_no_trace_of_the_serial(cli, leaky_tree, tmp_path):
+    bundle = str(tmp_path / "c.tar.gz")
+    res = cli("capture", "-o", bundle, "--sysfs-root", leaky_tree)
+    assert res.code == 0, res.err
+    blob = archive_bytes(bundle)
+    for form in (SERIAL, SERIAL.lower(), SERIAL.encode().hex(), SERIAL.encode().hex().upper()):
+        assert form.encode() not in blob, f"serial leaks as {form!r}"
+    assert b"MASKED-" in blob
+    # The bundle still reads back, with the model, the masked serial and the mount.
+    dev = next(d for d in cli("list", "--json", "--sysfs-root", bundle).json()["devices"] if d["name"] == "nvme0n1")
+    assert dev["model"] and dev["serial"].startswith("MASKED-")
+    assert SERIAL not in res.out + res.err
+
+
+def test_capture_keeps_serials_only_when_asked(cli, leaky_tree, tmp_path):
+    bundle = str(tmp_path / "c.tar.gz")
+    assert cli("capture", "-o", bundle, "--keep-serials", "--sysfs-root", leaky_tree).code == 0
+    assert SERIAL.encode() in archive_bytes(bundle)
+
+
+# --- reading captures back --------------------------------------------------------------------
+
+
+@pytest.fixture
+def private_tmpdir(tmp_path, monkeypatch):
+    tmp = tmp_path / "TMPDIR"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr("tempfile.tempdir", None)  # re-read $TMPDIR in this process too
+    return tmp
+
+
+def leftovers(tmp) -> list[str]:
+    return sorted(os.listdir(tmp))
+
+
+def make_archive(path: str, members: list[tuple[tarfile.TarInfo, bytes | None]], mode: str = "w:gz") -> str:
+    with tarfile.open(path, mode, compresslevel=1) if mode.endswith("gz") else tarfile.open(path, mode) as tar:
+        for info, data in members:
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
+    return path
+
+
+def member(name: str, data: bytes = b"x", kind: bytes = tarfile.REGTYPE, link: str = "") -> tuple:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = link
+    info.size = len(data) if kind == tarfile.REGTYPE else 0
+    if kind in (tarfile.CHRTYPE, tarfile.BLKTYPE):
+        info.devmajor, info.devminor = 1, 5
+    return info, data if kind == tarfile.REGTYPE else None
+
+
+HOSTILE = {
+    "traversal": [member("sys/ok"), member("../../escaped")],
+    "link_out": [member("sys/ok"), member("sys/out", kind=tarfile.SYMTYPE, link="/etc/passwd")],
+    "device_node": [member("sys/ok"), member("sys/zero", kind=tarfile.CHRTYPE)],
+    "fifo": [member("sys/ok"), member("sys/pipe", kind=tarfile.FIFOTYPE)],
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_refused_archives_leave_nothing_behind(cli, private_tmpdir, tmp_path, case):
+    bundle = make_archive(str(tmp_path / f"{case}.tar.gz"), HOSTILE[case])
+    res = cli("list", "--sysfs-root", bundle)
+    assert res.code == 2 and res.err.count("\n") == 1, res.err
+    assert "capture bundle" in res.err
+    assert leftovers(private_tmpdir) == []
+    assert not os.path.exists("/etc/escaped")
+
+
+def test_archive_bomb_is_refused_before_it_fills_tmpdir(cli, private_tmpdir, tmp_path):
+    # A few hundred KB of gzip that unpacks past the cap (the report: 1 MB holding 1 GiB).
+    big = MAX_CAPTURE_BYTES + (1 << 20)
+    info = tarfile.TarInfo("sys/block/zero")
+    info.size = big
+    path = str(tmp_path / "bomb.tar.gz")
+    with tarfile.open(path, "w:gz", compresslevel=1) as tar:
+        tar.addfile(info, io.BytesIO(bytes(big)))
+    assert os.path.getsize(path) < big // 100
+    res = cli("list", "--sysfs-root", path)
+    assert res.code == 2 and res.err.count("\n") == 1, res.err
+    assert "MiB" in res.err
+    assert leftovers(private_tmpdir) == []
+
+
+def test_too_many_entries_are_refused(cli, private_tmpdir, tmp_path, monkeypatch):
+    # A lower cap keeps the test fast (50,000 mkdirs take minutes on overlayfs); the code path is the same.
+    monkeypatch.setattr("disksleuth.probe.capture.MAX_CAPTURE_ENTRIES", 200, raising=False)
+    path = str(tmp_path / "many.tar")
+    dirs = [member(f"sys/d{i}", kind=tarfile.DIRTYPE) for i in range(201)]
+    make_archive(path, dirs, mode="w")
+    res = cli("list", "--sysfs-root", path)
+    assert res.code == 2 and "entries" in res.err and res.err.count("\n") == 1, res.err
+    assert leftovers(private_tmpdir) == []
+
+
+def test_a_json_export_is_one_clear_line(cli, private_tmpdir, tmp_path):
+    export = tmp_path / "export.json"
+    export.write_text('{"schema": "disksleuth/1", "runs": []}')
+    res = cli("list", "--sysfs-root", str(export))
+    assert res.code == 2 and res.err.count("\n") == 1, res.err
+    assert "not a readable capture bundle" in res.err and "Traceback" not in res.err
+    assert leftovers(private_tmpdir) == []
+
+
+def test_sigint_during_extraction_leaves_nothing_behind(tmp_path):
+    """A real process, interrupted while it unpacks a large (but allowed) capture."""
+    tmpdir = tmp_path / "TMPDIR"
+    tmpdir.mkdir()
+    path = str(tmp_path / "slow.tar.gz")
+    files = [member(f"sys/f{i:05d}", b"%d\n" % i) for i in range(10_000)]
+    make_archive(path, [member("sys", kind=tarfile.DIRTYPE), *files])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "disksleuth", "list", "--sysfs-root", path],
+        env={**os.environ, "TMPDIR": str(tmpdir)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    interrupted = False
+    while time.monotonic() < deadline and proc.poll() is None:
+        extracting = [d for d in os.listdir(tmpdir) if os.path.isdir(tmpdir / d / "sys")]
+        if extracting and len(os.listdir(tmpdir / extracting[0] / "sys")) > 100:
+            proc.send_signal(signal.SIGINT)
+            interrupted = True
+            break
+        time.sleep(0.005)
+    _, err = proc.communicate(timeout=60)
+    assert interrupted, "extraction finished before it could be interrupted"
+    assert proc.returncode == 130, err
+    assert leftovers(tmpdir) == []
