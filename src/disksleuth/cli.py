@@ -188,12 +188,14 @@ def _save(args: argparse.Namespace, doc: dict, run):  # noqa: ANN001, ANN202
         with Store(args.db) as store:
             run_id = store.save(doc, tags=tags, note=args.note)
     except Exception as exc:  # whatever failed, the measurement must survive it
-        reason = str(exc) if isinstance(exc, DisksleuthError) else f"{type(exc).__name__}: {exc}"
+        reason = _plain(exc) if isinstance(exc, DisksleuthError) else f"{type(exc).__name__}: {_plain(exc)}"
         try:
             kept = keep_unsaved(doc, tags, args.note)
         except DisksleuthError as keep_exc:
             doc["store"] = {"saved": False, "error": reason, "kept_in": None}
-            print(f"disksleuth: warning: the run was not saved ({reason}), nor kept ({keep_exc})", file=sys.stderr)
+            print(
+                f"disksleuth: warning: the run was not saved ({reason}), nor kept ({_plain(keep_exc)})", file=sys.stderr
+            )
         else:
             doc["store"] = {"saved": False, "error": reason, "kept_in": kept}
             print(
@@ -261,10 +263,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
             }
         )
         return EXIT_OK
-    from rich.markup import escape
     from rich.table import Table
 
-    from disksleuth.present.text import console
+    from disksleuth.present.text import console, safe_text
 
     if not rows:
         if stored:
@@ -276,17 +277,18 @@ def cmd_runs(args: argparse.Namespace) -> int:
     for col in ("id", "started", "host", "kind", "profile", "device", "target", "tags", "summary"):
         table.add_column(col, justify="right" if col == "id" else "left", overflow="fold")
     for r in rows:
-        table.add_row(
+        cells = (
             str(r["id"]),
-            escape((r["started_at"] or "")[:16].replace("T", " ")),
-            escape(r["hostname"] or ""),
-            escape(r["kind"] or ""),
-            escape(r["profile"] or ""),
-            escape(r["device_model"] or r["device_name"] or ""),
-            escape(r["target"] or ""),
-            escape(", ".join(r["tags"])),
-            escape((r["summary"] or "")[:70]),
+            str(r["started_at"] or "")[:16].replace("T", " "),
+            r["hostname"] or "",
+            r["kind"] or "",
+            r["profile"] or "",
+            r["device_model"] or r["device_name"] or "",
+            r["target"] or "",
+            ", ".join(str(t) for t in r["tags"]),
+            str(r["summary"] or "")[:70],
         )
+        table.add_row(*(safe_text(cell) for cell in cells))
     console().print(table)
     if total > len(rows):
         console().print(f"[dim]showing the newest {len(rows)} of {total} runs; --limit 0 shows all[/dim]")
@@ -344,17 +346,17 @@ def cmd_show(args: argparse.Namespace) -> int:
     from disksleuth.model import Finding
     from disksleuth.present.bench_view import render_run, run_from_dict
     from disksleuth.present.check_view import render_verdict
-    from disksleuth.present.text import console
+    from disksleuth.present.text import console, safe_text
 
     run = doc["run"]
     dev = doc.get("device") or {}
     console().print(
-        f"[bold]Run #{run['id']}[/bold]  {run['started_at']}  {run['kind']}  "
-        f"{dev.get('model') or run.get('device') or ''}"
-        + (f"  tags: {', '.join(run['tags'])}" if run.get("tags") else "")
+        f"[bold]Run #{run['id']}[/bold]  "
+        + safe_text(f"{run['started_at']}  {run['kind']}  {dev.get('model') or run.get('device') or ''}")
+        + (f"  tags: {safe_text(', '.join(str(t) for t in run['tags']))}" if run.get("tags") else "")
     )
     if run.get("note"):
-        console().print(f"note: {run['note']}")
+        console().print(f"note: {safe_text(run['note'])}")
     render_run(run_from_dict(doc), show_commands=args.commands)
     findings = [
         Finding(f["code"], f["severity"], f["message"] or "", f["evidence"] or {}, f["hint"] or "")
@@ -859,6 +861,13 @@ def _join_negative_values(argv: list[str]) -> list[str]:
     return out
 
 
+def _plain(message: object) -> str:
+    """An error message may quote a file or a tool: no control character of it reaches stderr."""
+    from disksleuth.present.text import safe_text
+
+    return safe_text(message, markup=False)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list == ["--version"]:  # the common probe of scripts: answer before building every parser
@@ -872,7 +881,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except DisksleuthError as exc:
-        print(f"disksleuth: {exc}", file=sys.stderr)
+        print(f"disksleuth: {_plain(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("disksleuth: interrupted", file=sys.stderr)
@@ -888,7 +897,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("DISKSLEUTH_DEBUG"):
             raise
         print(
-            f"disksleuth: internal error: {type(exc).__name__}: {exc} (rerun with DISKSLEUTH_DEBUG=1 for "
+            f"disksleuth: internal error: {type(exc).__name__}: {_plain(exc)} (rerun with DISKSLEUTH_DEBUG=1 for "
             "details, and please report it)",
             file=sys.stderr,
         )

@@ -7,6 +7,7 @@ from typing import Any
 
 from disksleuth.model import Run, TestResult
 from disksleuth.present.health_view import health_to_dict
+from disksleuth.present.text import safe_text
 from disksleuth.profiles import TestSpec
 from disksleuth.units import fmt_bytes
 
@@ -110,15 +111,15 @@ class TtyEvents:
         self.progress.stop()
 
     def message(self, text: str) -> None:
-        self.console.print(f"[bold]{text}[/bold]")
+        self.console.print(f"[bold]{safe_text(text)}[/bold]")
 
     def warn(self, text: str) -> None:
-        self.console.print(f"[yellow]warning:[/yellow] {text}")
+        self.console.print(f"[yellow]warning:[/yellow] {safe_text(text)}")
 
     def confirm(self, text: str) -> bool:
         self.progress.stop()
         try:
-            answer = self.console.input(f"{text} Type 'yes' to continue: ")
+            answer = self.console.input(f"{safe_text(text)} Type 'yes' to continue: ")
         except EOFError:
             answer = ""
         self.progress.start()
@@ -134,7 +135,7 @@ class TtyEvents:
         self._new_task(label, total_s)
 
     def test_start(self, index: int, total: int, spec: TestSpec, total_s: float) -> None:
-        self._new_task(f"[{index}/{total}] {spec.id}", total_s)
+        self._new_task(f"\\[{index}/{total}] {safe_text(spec.id)}", total_s)
 
     def status(self, elapsed_s: float, read_mbps: float, write_mbps: float, iops: float) -> None:
         if self.task is None:
@@ -153,7 +154,7 @@ class TtyEvents:
 
     def test_done(self, result: TestResult) -> None:
         figure = _headline(result)
-        self.console.print(f"  [green]✓[/green] {result.id:<24} {figure}")
+        self.console.print(f"  [green]✓[/green] {safe_text(f'{result.id:<24}')} {figure}")
 
 
 def _headline(t: TestResult) -> str:
@@ -172,13 +173,13 @@ def _n(v: float | None, digits: int = 0) -> str:
 def render_run(run: Run, show_commands: bool = False) -> None:
     from rich.table import Table
 
-    from disksleuth.present.text import console
+    from disksleuth.present.text import console, safe_text
 
     out = console()
     title = f"{run.target}  ·  profile {run.profile}  ·  {run.fio_version}, engine {run.engine}"
     if run.size_bytes:
         title += f"  ·  {fmt_bytes(run.size_bytes)} tested"
-    table = Table(title=title, title_justify="left", box=None, header_style="bold", pad_edge=False)
+    table = Table(title=safe_text(title), title_justify="left", box=None, header_style="bold", pad_edge=False)
     has_ref = any(t.pct_of_reference for t in run.tests)
     cols = [
         "test",
@@ -201,7 +202,7 @@ def render_run(run: Run, show_commands: bool = False) -> None:
             table.add_column(col, justify="right")
     for t in run.tests:
         row = [
-            t.id + (" *" if t.cache_affected else ""),
+            safe_text(t.id) + (" *" if t.cache_affected else ""),
             _n(t.read_mbps, 1),
             _n(t.write_mbps, 1),
             _n(t.read_iops),
@@ -214,19 +215,19 @@ def render_run(run: Run, show_commands: bool = False) -> None:
         ]
         if has_ref:
             pct = t.pct_of_reference or {}
-            row.append(" / ".join(f"{v:.0f}%" for k, v in pct.items() if k.endswith("mbps")) or "—")
+            row.append(safe_text(" / ".join(f"{v:.0f}%" for k, v in pct.items() if k.endswith("mbps")) or "—"))
         table.add_row(*row)
     out.print(table)
     if any(t.cache_affected for t in run.tests):
         out.print("[yellow]* cache_affected: measured through the page cache or on memory, not the medium[/yellow]")
     for note in run.notes:
-        out.print(f"[dim]note: {note}[/dim]")
+        out.print(f"[dim]note: {safe_text(note)}[/dim]")
     for t in run.tests:
         for note in t.notes:
-            out.print(f"[dim]{t.id}: {note}[/dim]")
+            out.print(f"[dim]{safe_text(t.id)}: {safe_text(note)}[/dim]")
     if show_commands:
         out.print("\n[bold]fio command lines[/bold] (paste one to rerun that test):")
         for t in run.tests:
-            out.print(f"[dim]{t.id}:[/dim] {t.fio_command}", soft_wrap=True)
+            out.print(f"[dim]{safe_text(t.id)}:[/dim] {safe_text(t.fio_command)}", soft_wrap=True)
     else:
         out.print("[dim]Exact fio command lines: --commands (or fio_command in --json).[/dim]")

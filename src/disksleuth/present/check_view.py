@@ -39,14 +39,14 @@ def figures_to_tests(f: Figures) -> list[dict[str, Any]]:
 
 
 def render_device_header(device: Device, chain: LinkChain, health: Health | None, where: str | None = None) -> None:
-    from disksleuth.present.text import console, render_chain
+    from disksleuth.present.text import console, render_chain, safe_text
 
     out = console()
-    line = f"[bold]{device.path}[/bold]  {device.transport}  {fmt_bytes(device.size_bytes)}"
+    line = f"[bold]{safe_text(device.path)}[/bold]  {device.transport}  {fmt_bytes(device.size_bytes)}"
     if device.model:
-        line += f"  {device.model}"
+        line += f"  {safe_text(device.model)}"
     if where:
-        line += f"  [dim]({where})[/dim]"
+        line += f"  [dim]({safe_text(where)})[/dim]"
     out.print(line)
     render_chain(chain)
     if health is not None:
@@ -63,30 +63,30 @@ def render_device_header(device: Device, chain: LinkChain, health: Health | None
 
 
 def render_verdict(findings: list[Finding], summary: str) -> None:
-    from disksleuth.present.text import console, render_findings
+    from disksleuth.present.text import console, render_findings, safe_text
 
     out = console()
     out.print("\n[bold]Findings[/bold]")
     render_findings(findings)
-    out.print(f"\n[bold]Summary:[/bold] {summary}")
+    out.print(f"\n[bold]Summary:[/bold] {safe_text(summary)}")
 
 
 def render_check(device: Device, chain: LinkChain, run: Run, findings: list[Finding], summary: str) -> None:
     from disksleuth.present.bench_view import render_run
-    from disksleuth.present.text import console
+    from disksleuth.present.text import console, safe_text
 
     console().print()
     render_run(run)
     if run.temperature_series:
         temps = [c for _, c in run.temperature_series]
         console().print(
-            f"[dim]temperature ({run.temperature_source}): {min(temps):g}–{max(temps):g} °C "
+            f"[dim]temperature ({safe_text(run.temperature_source)}): {min(temps):g}–{max(temps):g} °C "
             f"over {len(temps)} samples[/dim]"
         )
     if run.health_changes:
         console().print(
             "[yellow]health counters that changed during the run: "
-            + ", ".join(f"{k} {b}→{a}" for k, (b, a) in run.health_changes.items())
+            + safe_text(", ".join(f"{k} {b}→{a}" for k, (b, a) in run.health_changes.items()))
             + "[/yellow]"
         )
     render_verdict(findings, summary)

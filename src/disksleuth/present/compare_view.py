@@ -60,17 +60,17 @@ def to_dict(c: Comparison) -> dict[str, Any]:
 def render_table(c: Comparison) -> None:
     from rich.table import Table
 
-    from disksleuth.present.text import console
+    from disksleuth.present.text import console, safe_text
 
     header, rows = table_cells(c)
     table = Table(box=None, header_style="bold", pad_edge=False)
     for i, col in enumerate(header):
-        table.add_column(col, justify="left" if i < 2 else "right", no_wrap=i == 0)
+        table.add_column(safe_text(col), justify="left" if i < 2 else "right", no_wrap=i == 0)
     last_test = None
     for row in rows:
         shown = row[0] if row[0] != last_test else ""
         last_test = row[0]
-        table.add_row(shown, *row[1:])
+        table.add_row(safe_text(shown), *(safe_text(cell) for cell in row[1:]))
     console().print(table)
     if c.reference_id is not None:
         console().print(f"[dim]Figures are % of run #{c.reference_id}.[/dim]")

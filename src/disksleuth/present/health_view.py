@@ -59,24 +59,25 @@ _ROWS = (
 def render_health(h: Health, findings: list[Finding]) -> None:
     from rich.table import Table
 
-    from disksleuth.present.text import console, render_findings
+    from disksleuth.present.text import console, render_findings, safe_text
 
     out = console()
     title = " ".join(x for x in (h.device or "", h.model or "", f"({h.protocol})" if h.protocol else "") if x)
     if h.capacity_bytes:
         title += f"  {fmt_bytes(h.capacity_bytes)}"
-    out.print(f"[bold]{title}[/bold]  [dim]firmware {h.firmware or '?'}, smartctl {h.smartctl_version or '?'}[/dim]")
+    versions = f"firmware {h.firmware or '?'}, smartctl {h.smartctl_version or '?'}"
+    out.print(f"[bold]{safe_text(title)}[/bold]  [dim]{safe_text(versions)}[/dim]")
     table = Table(box=None, show_header=False, pad_edge=False)
     table.add_column(style="dim")
     table.add_column()
     for label, key, fmt in _ROWS:
         value = getattr(h, key)
         if value is not None:
-            table.add_row(label, fmt(value))
+            table.add_row(label, safe_text(fmt(value)))
     if h.critical_warning:
         table.add_row("critical warning", "[red]" + ", ".join(h.critical_warning) + "[/red]")
     for key, value in h.throttle.items():
-        table.add_row(key.replace("_", " "), f"{value:,}")
+        table.add_row(safe_text(key.replace("_", " ")), f"{value:,}")
     out.print(table)
     if h.lba_formats:
         out.print(
