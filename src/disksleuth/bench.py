@@ -23,7 +23,7 @@ from typing import Protocol
 from disksleuth.analysis import steady
 from disksleuth.analysis.health import health_changes
 from disksleuth.analysis.results import result_from_fio, series_from_samples, with_reference
-from disksleuth.errors import DisksleuthError, SafetyRefusal, Terminated, UsageError
+from disksleuth.errors import DisksleuthError, EnvironmentProblem, SafetyRefusal, Terminated, UsageError
 from disksleuth.model import Health, Run, TestResult
 from disksleuth.model_fio import FioReport, StatusSample
 from disksleuth.plan import (
@@ -42,12 +42,24 @@ from disksleuth.probe.fio_parse import aggregate
 from disksleuth.probe.host import host_info
 from disksleuth.probe.hwmon import TemperatureSampler, hwmon_temp_input, read_temp_c
 from disksleuth.probe.smart import read_health
-from disksleuth.probe.target import TargetInfo, direct_io_supported, inspect_target, ram_reference, scratch_file
-from disksleuth.profiles import MIB, JobPlan, TestSpec, fio_argv, shell_command
+from disksleuth.probe.target import (
+    TargetInfo,
+    direct_io_supported,
+    inspect_target,
+    ram_reference,
+    remove_dead_scratch,
+    scratch_file,
+)
+from disksleuth.profiles import MIB, JobPlan, TestSpec, fio_argv, fio_filename, shell_command
 
 __all__ = ["MIN_SCRATCH_BYTES", "PREPARE_MAX_S", "BenchOptions", "Events", "QuietEvents", "run_bench", "execute"]
 
 VIRTUAL = ("loop", "zram", "md", "dm", "virtio", "unknown")
+FILL_SLACK_S = 5.0  # a time-limited fill that ran this close to its limit ended on time
+
+
+class FillInterrupted(EnvironmentProblem):
+    """The scratch file was not laid out: fio ended before the size or the time limit."""
 
 
 class Events(Protocol):
@@ -215,13 +227,15 @@ def steady_stop_rule(step: TestStep) -> StopRule:
 class Where:
     """Where and how the tests run on one target (the real one, or the RAM reference), once resolved."""
 
-    path: str
+    path: str  # what fio opens (for a scratch file: through our open private directory)
     region: int
     offset: int | None
     engine: str
     direct: bool
     cache_affected: bool
     read_only: bool
+    shown_path: str | None = None  # the path people see and the recorded command names, when not `path`
+    pass_fds: tuple[int, ...] = ()  # descriptors fio needs (the private directory behind `path`)
 
 
 @dataclass(frozen=True)
@@ -240,9 +254,10 @@ class FioOutcome:
 Analysis = Callable[[FioOutcome], TestResult]
 
 
-def job_plan(step: TestStep, where: Where, runtime_s: float | None = None) -> JobPlan:
+def job_plan(step: TestStep, where: Where, runtime_s: float | None = None, shown: bool = False) -> JobPlan:
+    """The fio job for `step` at `where`; `shown`: naming the file as people see it (the record)."""
     return JobPlan(
-        where.path,
+        (where.shown_path or where.path) if shown else where.path,
         where.region,
         where.offset,
         where.engine,
@@ -260,7 +275,7 @@ def analyse_timed(outcome: FioOutcome) -> TestResult:
     series = tuple(
         replace(p, temperature_c=outcome.temperatures.get(p.t_s)) for p in series_from_samples(outcome.samples)
     )
-    plan = job_plan(step, where)
+    plan = job_plan(step, where, shown=True)
     if outcome.stopped_early:
         # Record the length it really ran, so pasting the command reproduces this measurement.
         measured_ms = max((d.runtime_ms for d in (job.read, job.write, job.mixed) if d is not None), default=0)
@@ -360,7 +375,11 @@ def _main_target(plan: BenchPlan, ctx: _Ctx) -> Iterator[tuple[BenchPlan, Where,
     """The target made ready: (the plan as it now stands, where the tests run, notes)."""
     placement = plan.main
     if placement.on == "scratch":
-        with scratch_file(plan.target.path) as path:
+        leftovers = remove_dead_scratch(plan.target.path)
+        for line in leftovers:
+            ctx.events.warn(line)
+        with scratch_file(plan.target.path) as scratch:
+            path, fds = scratch.path, (scratch.dir_fd,)
             # Lay out real, incompressible data first, so reads hit the medium and not sparse holes.
             direct = direct_io_supported(path)
             ctx.events.phase(f"preparing a {placement.size_bytes // MIB} MiB scratch file", None)
@@ -371,10 +390,11 @@ def _main_target(plan: BenchPlan, ctx: _Ctx) -> Iterator[tuple[BenchPlan, Where,
                 placement.engine or "psync",
                 ctx.events,
                 time_limit_s=placement.fill_time_limit_s,
+                pass_fds=fds,
             )
             plan = with_prepared_bytes(plan, written)
-            where, notes = _resolve(plan.main, path, direct, plan.target, ctx)
-            yield plan, where, notes
+            where, notes = _resolve(plan.main, path, direct, plan.target, ctx, scratch.shown_path, fds)
+            yield plan, where, [*leftovers, *notes]
     else:
         assert placement.path is not None
         direct = direct_io_supported(placement.path) if placement.on == "file" else True
@@ -382,14 +402,30 @@ def _main_target(plan: BenchPlan, ctx: _Ctx) -> Iterator[tuple[BenchPlan, Where,
         yield plan, where, notes
 
 
-def _resolve(placement: Placement, path: str, direct: bool, target: TargetInfo, ctx: _Ctx) -> tuple[Where, list[str]]:
+def _resolve(
+    placement: Placement,
+    path: str,
+    direct: bool,
+    target: TargetInfo,
+    ctx: _Ctx,
+    shown_path: str | None = None,
+    pass_fds: tuple[int, ...] = (),
+) -> tuple[Where, list[str]]:
     """Engine, cache warnings and preconditioning for the placement at `path`."""
     cache_affected, notes = _fs_warnings(target, direct) if target.kind != "block" else (False, [])
     for note in notes:
         ctx.events.warn(note)
-    engine = _engine(path, direct, placement.engine)
+    engine = _engine(path, direct, placement.engine, pass_fds)
     where = Where(
-        path, placement.region_bytes, placement.offset_bytes, engine, direct, cache_affected, placement.read_only
+        path,
+        placement.region_bytes,
+        placement.offset_bytes,
+        engine,
+        direct,
+        cache_affected,
+        placement.read_only,
+        shown_path,
+        pass_fds,
     )
     for n in range(1, placement.precondition_passes + 1):
         ctx.events.phase(f"preconditioning: random fill {n} of {placement.precondition_passes}", None)
@@ -412,12 +448,12 @@ def _run_reference(placement: Placement, steps: tuple[TestStep, ...], ctx: _Ctx)
         return tuple(_run_test(step, where, ctx) for step in steps)
 
 
-def _engine(path: str, direct: bool, forced: str | None) -> str:
+def _engine(path: str, direct: bool, forced: str | None, pass_fds: tuple[int, ...] = ()) -> str:
     if forced:
-        if not fio.engine_works(forced, path, direct):
+        if not fio.engine_works(forced, path, direct, pass_fds):
             raise UsageError(f"fio engine {forced!r} does not work here (not compiled in, or refused)")
         return forced
-    return fio.pick_engine(path, direct)
+    return fio.pick_engine(path, direct, pass_fds=pass_fds)
 
 
 def _fill(
@@ -428,12 +464,17 @@ def _fill(
     events: Events,
     offset: int | None = None,
     time_limit_s: float | None = PREPARE_MAX_S,
+    pass_fds: tuple[int, ...] = (),
 ) -> int:
-    """Write `size` bytes of fresh random data; returns how much was written (all, or what fit in the time)."""
+    """Write `size` bytes of fresh random data; returns how much was written (all, or what fit in the time).
+
+    Raises FillInterrupted when fio ended before both the size and the time limit: testing a
+    region that was never laid out would give figures of nothing (issue 10, item 6)."""
     argv = [
         "fio",
         "--name=prepare",
-        f"--filename={path}",
+        f"--filename={fio_filename(path)}",
+        "--thread",
         "--rw=write",
         "--bs=1M",
         "--iodepth=8",
@@ -452,10 +493,18 @@ def _fill(
     def on_status(s: StatusSample) -> None:
         events.status(s.elapsed_s, 0.0, s.write_bytes / max(s.elapsed_s, 1e-3) / 1e6, 0.0)
 
-    report, _ = fio.run_job(argv, timeout_s=(time_limit_s or 3600) + 120, on_status=on_status)
+    report, _ = fio.run_job(argv, timeout_s=(time_limit_s or 3600) + 120, on_status=on_status, pass_fds=pass_fds)
     job = aggregate(report)
     written = job.write.io_bytes if job.write else 0
-    return written // MIB * MIB if written < size else size
+    if written >= size:
+        return size
+    ran_s = (job.write.runtime_ms if job.write else 0) / 1000
+    if written < MIB or time_limit_s is None or ran_s < time_limit_s - FILL_SLACK_S:
+        raise FillInterrupted(
+            f"filling the scratch file stopped after {written // MIB} MiB of {size // MIB} MiB "
+            f"({ran_s:.0f} s, before its {time_limit_s or 0:.0f} s limit); no figures from a region never written"
+        )
+    return written // MIB * MIB
 
 
 def _run_test(step: TestStep, where: Where, ctx: _Ctx) -> TestResult:
@@ -485,6 +534,7 @@ def _run_test(step: TestStep, where: Where, ctx: _Ctx) -> TestResult:
         on_status=on_status,
         status_interval_s=step.status_interval_s,
         stop_when=lambda: stop_requested,
+        pass_fds=where.pass_fds,
     )
     outcome = FioOutcome(step, where, report, tuple(samples), temps, stop_requested, ctx.version)
     result = ANALYSES[step.kind](outcome)

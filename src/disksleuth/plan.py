@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from disksleuth.analysis.safety import identity_line, write_refusal
 from disksleuth.errors import SafetyRefusal, UsageError
 from disksleuth.probe.target import TargetInfo
-from disksleuth.profiles import MIB, PROFILES, Profile, TestSpec
+from disksleuth.profiles import MIB, PROFILES, Profile, TestSpec, fio_filename
 
 MIN_SCRATCH_BYTES = 16 * MIB
 FREE_SPACE_SHARE = 0.9
@@ -183,6 +183,10 @@ def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile) -> Benc
             engine=opts.engine,
         )
     else:
+        try:
+            fio_filename(target.path)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         size = target.size_bytes or 0
         if opts.size_bytes:
             size = min(size, opts.size_bytes)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -15,6 +16,7 @@ from disksleuth.errors import CommandFailed, CommandTimeout, DisksleuthError, Pa
 from disksleuth.model_fio import FioReport, StatusSample
 from disksleuth.probe import runner
 from disksleuth.probe.fio_parse import parse_fio_json, report_from_document, split_documents
+from disksleuth.profiles import fio_filename
 
 ENGINE_PREFERENCE = ("io_uring", "libaio", "psync")
 
@@ -35,18 +37,40 @@ class FioJobError(DisksleuthError):
         super().__init__(text + (f"; fio said: {detail}" if detail else ""))
 
 
+class FioKilled(DisksleuthError):
+    """fio (or one of its jobs) died of a signal: whatever it measured is not a figure."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = f"signal {signum}"
+        why = "; the OOM killer does this" if signum == signal.SIGKILL else ""
+        super().__init__(f"fio was killed by signal {signum} ({name}{why})")
+
+
+# fio's main process, when a job process dies of a signal (backend.c, fio 3.33): "fio: pid=N, got signal=9".
+_GOT_SIGNAL_RE = re.compile(r"^fio: pid=\d+, got signal=(\d+)", re.MULTILINE)
+
+
 def fio_version() -> str:
-    out = runner.run(["fio", "--version"], timeout_s=10).stdout.strip()
+    out = runner.run(["fio", "--version"], timeout_s=10, die_with_parent=True).stdout.strip()
     return out.splitlines()[0] if out else "fio (unknown version)"
 
 
-def engine_works(engine: str, filename: str, direct: bool) -> bool:
+def engine_works(engine: str, filename: str, direct: bool, pass_fds: tuple[int, ...] = ()) -> bool:
     """A 1 MiB read with this engine on the real target: compiled in, allowed by the kernel
-    (io_uring can be disabled by sysctl or seccomp), and working on this file."""
+    (io_uring can be disabled by sysctl or seccomp), and working on this file.
+
+    --readonly: a read job still lays out a missing or short file, so without it this probe could
+    create or extend files."""
     argv = [
         "fio",
         "--name=probe",
-        f"--filename={filename}",
+        f"--filename={fio_filename(filename)}",
+        "--readonly",
+        "--thread",
         f"--ioengine={engine}",
         "--rw=read",
         "--bs=4k",
@@ -56,7 +80,7 @@ def engine_works(engine: str, filename: str, direct: bool) -> bool:
         "--output-format=json",
     ]
     try:
-        res = runner.run(argv, timeout_s=30, check=False)
+        res = runner.run(argv, timeout_s=30, check=False, die_with_parent=True, pass_fds=pass_fds)
     except DisksleuthError:
         return False
     if res.returncode != 0:
@@ -68,9 +92,11 @@ def engine_works(engine: str, filename: str, direct: bool) -> bool:
     return all(j.error == 0 for j in report.jobs)
 
 
-def pick_engine(filename: str, direct: bool, preference: tuple[str, ...] = ENGINE_PREFERENCE) -> str:
+def pick_engine(
+    filename: str, direct: bool, preference: tuple[str, ...] = ENGINE_PREFERENCE, pass_fds: tuple[int, ...] = ()
+) -> str:
     for engine in preference:
-        if engine_works(engine, filename, direct):
+        if engine_works(engine, filename, direct, pass_fds):
             return engine
     return "psync"
 
@@ -97,14 +123,16 @@ def run_job(
     on_status: Callable[[StatusSample], None] | None = None,
     status_interval_s: float = 1.0,
     stop_when: Callable[[], bool] | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> tuple[FioReport, list[StatusSample]]:
     """Run one fio job with a status stream. Always stops fio before returning or raising.
 
     `stop_when` is asked after each status document; when it says yes, fio gets SIGINT, which makes it
     stop its jobs and print its complete final report (fio 3.33 behaviour, checked by hand).
 
-    Raises ToolMissing, CommandFailed (fio exited non-zero: stderr summarised), FioJobError (a job
-    reported an errno), CommandTimeout, ParseError (no complete JSON).
+    Raises ToolMissing, FioKilled (fio or a job of it died of a signal), CommandFailed (fio exited
+    non-zero: stderr summarised), FioJobError (a job reported an errno), CommandTimeout, ParseError
+    (no complete JSON).
     """
     # fio takes time units here too; whole seconds keep the recorded form of older runs.
     interval = (
@@ -113,7 +141,7 @@ def run_job(
         else f"{round(status_interval_s * 1000)}ms"
     )
     full = [*argv, f"--status-interval={interval}"]
-    proc = runner.popen(full)
+    proc = runner.popen(full, pass_fds=pass_fds)
     stderr_chunks: list[str] = []
     drain = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read() if proc.stderr else ""))
     drain.daemon = True
@@ -152,6 +180,13 @@ def run_job(
         drain.join(timeout=5)
     stdout = "".join(stdout_all)
     stderr = "".join(stderr_chunks)
+    # A killed job leaves fio's report whole but its figures cut short (fio 3.33 prints error 0 and
+    # what the job did before it died): never a figure.
+    if proc.returncode is not None and proc.returncode < 0:
+        raise FioKilled(-proc.returncode)
+    killed = _GOT_SIGNAL_RE.search(stderr) or _GOT_SIGNAL_RE.search(stdout)
+    if killed:
+        raise FioKilled(int(killed.group(1)))
     try:
         report = parse_fio_json(stdout)
     except ParseError:

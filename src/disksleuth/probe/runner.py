@@ -3,9 +3,12 @@ typed errors that carry stderr."""
 
 from __future__ import annotations
 
+import ctypes
+import os
 import shutil
+import signal
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from disksleuth.errors import CommandFailed, CommandTimeout, ToolMissing
@@ -44,6 +47,8 @@ def run(
     timeout_s: float,
     ok_codes: Sequence[int] = (0,),
     check: bool = True,
+    die_with_parent: bool = False,
+    pass_fds: Sequence[int] = (),
 ) -> Result:
     """Run argv, capture text output. Raises ToolMissing, CommandTimeout, CommandFailed.
 
@@ -60,6 +65,8 @@ def run(
             errors="replace",
             timeout=timeout_s,
             stdin=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent() if die_with_parent else None,
+            pass_fds=tuple(pass_fds),
         )
     except subprocess.TimeoutExpired as exc:
         raise CommandTimeout(argv, timeout_s) from exc
@@ -70,11 +77,36 @@ def run(
     return Result(tuple(argv), proc.returncode, proc.stdout, proc.stderr)
 
 
-def popen(argv: Sequence[str]) -> subprocess.Popen[str]:
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A pre-exec hook that makes the child get SIGKILL when we die, even by `kill -9`.
+
+    prctl(PR_SET_PDEATHSIG) survives execve (prctl(2)); it is not inherited by the child's own forks,
+    so fio must run its jobs as threads (--thread). If we died between fork and prctl, the child
+    has been re-parented already: it exits at once."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):  # not Linux/glibc: no parent-death signal
+        return None
+    parent = os.getpid()
+
+    def hook() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return hook
+
+
+def popen(argv: Sequence[str], *, pass_fds: Sequence[int] = ()) -> subprocess.Popen[str]:
     """Start a long-running tool (fio with a status stream) with piped text output.
 
     The caller owns the process; it runs in its own process group so that Ctrl-C reaches us first
-    and we decide how to stop it and clean up."""
+    and we decide how to stop it and clean up. It dies with us (kill -9 included): nothing keeps
+    writing to a disk after disksleuth is gone. `pass_fds` stay open in it under the same numbers."""
     argv = [str(a) for a in argv]
     if shutil.which(argv[0]) is None:
         raise ToolMissing(argv[0], PACKAGES.get(argv[0]))
@@ -86,4 +118,6 @@ def popen(argv: Sequence[str]) -> subprocess.Popen[str]:
         text=True,
         errors="replace",
         start_new_session=True,
+        pass_fds=tuple(pass_fds),
+        preexec_fn=_die_with_parent(),
     )

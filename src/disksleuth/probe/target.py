@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import stat
 import subprocess
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,7 +21,10 @@ from disksleuth.probe.mounts import read_mount_table
 from disksleuth.probe.sysfs import Sysfs
 
 SCRATCH_PREFIX = ".disksleuth-"
-SCRATCH_SUFFIX = ".scratch"
+SCRATCH_SUFFIX = ".scratch"  # scratch files of older versions: .disksleuth-XXXX.scratch
+SCRATCH_NAME = "scratch"
+LEFTOVER_MIN_AGE_S = 2.0
+MIB = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -132,20 +137,139 @@ def direct_io_supported(path: str) -> bool:
     return True
 
 
-@contextlib.contextmanager
-def scratch_file(directory: str) -> Iterator[str]:
-    """An empty scratch file in `directory`, removed on success, error, Ctrl-C or SIGTERM
-    (the caller turns SIGTERM into an exception, so this `finally` runs)."""
+@dataclass(frozen=True)
+class Scratch:
+    """A scratch file in a private directory that only this run can create names in.
+
+    `path` is what we and fio open: /proc/self/fd/N/scratch, resolved through our open directory
+    (fio inherits fd N under the same number), so renaming or replacing the directory in a
+    world-writable parent cannot redirect it. `shown_path` is the real path, for people and for the
+    recorded fio command. The directory is flock()ed while the run lives (fio shares the lock), so a
+    later run tells a dead run's leftovers from a live run's files."""
+
+    path: str
+    shown_path: str
+    dir_fd: int
+
+
+def _same_inode(path: str, fd: int) -> bool:
     try:
-        fd, path = tempfile.mkstemp(prefix=SCRATCH_PREFIX, suffix=SCRATCH_SUFFIX, dir=directory)
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    own = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (own.st_dev, own.st_ino)
+
+
+def _open_private_dir(path: str) -> int:
+    """Open a directory we just made, refusing anything that is not ours alone (swapped in meanwhile)."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    st = os.fstat(fd)
+    if st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) != 0o700 or os.listdir(fd):
+        os.close(fd)
+        raise EnvironmentProblem(f"{path}: the private scratch directory was replaced while it was being made")
+    return fd
+
+
+def _remove_private_dir(path: str, fd: int) -> int:
+    """Remove our private directory's files (never following links) and the directory; bytes freed."""
+    freed = 0
+    for name in os.listdir(fd):
+        with contextlib.suppress(OSError):
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode):
+                freed += st.st_blocks * 512
+            os.unlink(name, dir_fd=fd)
+    if _same_inode(path, fd):
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
+    else:  # someone renamed it within the parent: find it by inode
+        parent = os.path.dirname(path)
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(parent):
+                if entry.name.startswith(SCRATCH_PREFIX) and _same_inode(entry.path, fd):
+                    os.rmdir(entry.path)
+                    break
+    return freed
+
+
+@contextlib.contextmanager
+def scratch_file(directory: str) -> Iterator[Scratch]:
+    """An empty scratch file in a new private (0700) directory inside `directory`, removed on
+    success, error, Ctrl-C or SIGTERM (the caller turns SIGTERM into an exception, so this
+    `finally` runs); after kill -9 a later run removes it (`remove_dead_scratch`)."""
+    try:
+        private = tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=directory)
     except OSError as exc:
         raise EnvironmentProblem(f"cannot create a scratch file in {directory}: {exc.strerror}") from exc
-    os.close(fd)
     try:
-        yield path
+        fd = _open_private_dir(private)
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot open the scratch directory {private}: {exc.strerror}") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        try:
+            os.close(os.open(SCRATCH_NAME, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=fd))
+        except OSError as exc:
+            raise EnvironmentProblem(f"cannot create a scratch file in {private}: {exc.strerror}") from exc
+        via_fd = f"/proc/self/fd/{fd}/{SCRATCH_NAME}"
+        path = via_fd if os.path.exists(via_fd) else os.path.join(private, SCRATCH_NAME)
+        yield Scratch(path, os.path.join(private, SCRATCH_NAME), fd)
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
+        try:
+            _remove_private_dir(private, fd)
+        finally:
+            os.close(fd)
+
+
+def remove_dead_scratch(directory: str) -> list[str]:
+    """Remove scratch directories that runs killed with -9 left in `directory`; one line per finding.
+
+    A live run holds a lock on its directory: those are left alone. Directories younger than
+    LEFTOVER_MIN_AGE_S are skipped too (made but not yet locked). Scratch files of older disksleuth
+    versions carry no lock, so they are only reported."""
+    found: list[str] = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return found
+    now = time.time()
+    for entry in entries:
+        if not entry.name.startswith(SCRATCH_PREFIX):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if st.st_uid != os.geteuid():
+            continue
+        if stat.S_ISREG(st.st_mode) and entry.name.endswith(SCRATCH_SUFFIX):
+            found.append(
+                f"found {entry.path} ({st.st_size // MIB} MiB), a scratch file an older disksleuth left behind; "
+                "remove it if no benchmark is running there"
+            )
+            continue
+        if not stat.S_ISDIR(st.st_mode) or stat.S_IMODE(st.st_mode) != 0o700:
+            continue
+        if now - st.st_mtime < LEFTOVER_MIN_AGE_S:
+            continue
+        try:
+            fd = os.open(entry.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # a live run
+            if not _same_inode(entry.path, fd):
+                continue
+            freed = _remove_private_dir(entry.path, fd)
+            gone = "removed" if not os.path.lexists(entry.path) else "emptied (could not remove the directory)"
+            found.append(f"{gone} {entry.path} ({freed // MIB} MiB), left by a disksleuth run that was killed")
+        finally:
+            os.close(fd)
+    return found
 
 
 @contextlib.contextmanager
