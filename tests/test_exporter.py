@@ -322,3 +322,28 @@ def test_http_endpoint_scraped_by_a_real_prometheus(tmp_path) -> None:
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
+
+
+def test_documented_alert_rules_pass_promtool(tmp_path) -> None:
+    """The alert rules in docs/FLEET.md are valid and use metric names the exporter really serves."""
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool missing (Debian package prometheus)")
+    with open(os.path.join(HERE, "..", "docs", "FLEET.md"), encoding="utf-8") as fh:
+        doc = fh.read()
+    rules = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "disksleuth.rules.yml"
+    path.write_text(rules)
+    res = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "3 rules found" in res.stdout
+    served = set(re.findall(r"disksleuth_[a-z_]+", _served_metric_names()))
+    for name in re.findall(r"disksleuth_[a-z_]+", rules):
+        assert name in served, name
+
+
+def _served_metric_names() -> str:
+    from disksleuth.present.prometheus import families
+
+    snap = exporter.Snapshot((), (), None, "h")
+    return " ".join(f.name for f in families(snap))

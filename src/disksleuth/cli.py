@@ -705,6 +705,23 @@ def cmd_exporter(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_fleet(args: argparse.Namespace) -> int:
+    from disksleuth.analysis.fleet import fleet_rows
+    from disksleuth.store.latest import latest_runs_per_host_device
+
+    rows = fleet_rows(latest_runs_per_host_device(args.db, host=args.host))
+    if args.json:
+        from disksleuth.present.fleet_view import fleet_to_dict
+        from disksleuth.present.jsonout import emit
+
+        emit({"fleet": fleet_to_dict(rows)})
+    else:
+        from disksleuth.present.fleet_view import render_fleet
+
+        render_fleet(rows)
+    return EXIT_FINDINGS if any(r.worst in ("warn", "critical") for r in rows) else EXIT_OK
+
+
 # --- parser ----------------------------------------------------------------------------------
 
 
@@ -836,6 +853,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-bench", action="store_true", help="no benchmark metrics (do not read the results store)")
     _db_arg(p)
     sysfs_arg(p)
+
+    p = add("fleet", cmd_fleet, "every host and device in a shared store, worst first, from each one's newest run")
+    p.add_argument("--host", metavar="H", help="only this host")
+    _db_arg(p)
     return parser
 
 

@@ -113,7 +113,10 @@ def latest_runs_per_host_device(db_url: str | None, host: str | None = None) -> 
                         for key in ("read_mbps", "write_mbps"):
                             if t[key] is not None and (best.get(key) is None or t[key] > best[key]):
                                 best[key] = t[key]
+    import json
+
     for r in runs:
+        r["device"] = json.loads(r.pop("device_json") or "null") or {}
         r["findings"] = findings[r["id"]]
         r["seq_read_mbps"] = figures[r["id"]].get("read_mbps")
         r["seq_write_mbps"] = figures[r["id"]].get("write_mbps")

@@ -1,0 +1,65 @@
+"""The fleet view (pure): one row per host and device from its newest stored run, worst first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from disksleuth.model import SEVERITY_ORDER
+
+
+@dataclass(frozen=True)
+class FleetRow:
+    host: str
+    device: str
+    model: str | None
+    transport: str | None
+    run_id: int
+    started_at: str
+    kind: str
+    profile: str
+    worst: str  # ok, info, warn, critical
+    codes: tuple[str, ...]  # finding codes, worst first
+    seq_read_mbps: float | None
+    seq_write_mbps: float | None
+    ceiling_mbps: float | None
+    summary: str | None
+
+
+def _worst(findings: list[dict[str, Any]]) -> str:
+    return max((f["severity"] for f in findings), key=lambda s: SEVERITY_ORDER.get(s, 0), default="ok")
+
+
+def fleet_rows(runs: list[dict[str, Any]]) -> list[FleetRow]:
+    """Rows from `store.latest.latest_runs_per_host_device`, worst severity first, then host, device."""
+    rows = []
+    for r in runs:
+        findings = sorted(r.get("findings") or [], key=lambda f: -SEVERITY_ORDER.get(f["severity"], 0))
+        codes = tuple(dict.fromkeys(f["code"] for f in findings if f["severity"] != "ok"))
+        link = (r.get("device") or {}).get("link") or {}
+        rows.append(
+            FleetRow(
+                host=r.get("hostname") or "(unknown host)",
+                device=r.get("device_name") or "(no device)",
+                model=r.get("device_model"),
+                transport=r.get("device_transport"),
+                run_id=r["id"],
+                started_at=r.get("started_at") or "",
+                kind=r.get("kind") or "",
+                profile=r.get("profile") or "",
+                worst=_worst(findings),
+                codes=codes,
+                seq_read_mbps=r.get("seq_read_mbps"),
+                seq_write_mbps=r.get("seq_write_mbps"),
+                ceiling_mbps=link.get("current_ceiling_mbps"),
+                summary=r.get("summary"),
+            )
+        )
+    return sorted(rows, key=lambda x: (-SEVERITY_ORDER.get(x.worst, 0), x.host, x.device))
+
+
+def fleet_counts(rows: list[FleetRow]) -> dict[str, int]:
+    counts = {s: 0 for s in ("critical", "warn", "info", "ok")}
+    for row in rows:
+        counts[row.worst] = counts.get(row.worst, 0) + 1
+    return counts

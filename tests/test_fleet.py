@@ -1,0 +1,121 @@
+"""`disksleuth fleet` and `runs --host`: two hosts (two UTS namespaces with their own host names) run
+`check` into one store at the same time; the fleet view shows both, worst first."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import needs_fio, needs_loop
+
+from disksleuth.analysis.fleet import fleet_rows
+
+CLI = [sys.executable, "-m", "disksleuth"]
+
+
+def _unshare_missing() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root"
+    if shutil.which("unshare") is None:
+        return "unshare missing"
+    probe = subprocess.run(["unshare", "--uts", "true"], capture_output=True)
+    return None if probe.returncode == 0 else "no UTS namespaces here"
+
+
+def _check_as_host(host: str, target: str, db: str) -> subprocess.Popen[str]:
+    """`disksleuth check TARGET` in a new UTS namespace whose host name is `host`."""
+    script = 'hostname "$1" && shift && exec "$@"'
+    argv = ["unshare", "--uts", "sh", "-c", script, "sh", host, *CLI, "check", target, "--db", db, "--json"]
+    argv += ["--time", "1", "--tag", host]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def two_hosts_check_into(db: str, target: str) -> None:
+    procs = {h: _check_as_host(h, target, db) for h in ("disksleuth-host-a", "disksleuth-host-b")}
+    for host, proc in procs.items():
+        out, err = proc.communicate(timeout=240)
+        assert proc.returncode in (0, 1), (host, err)
+        doc = json.loads(out)
+        assert doc["run"]["id"] is not None, (host, err)  # saved, not just measured
+
+
+def assert_fleet_shows_both(cli, db: str) -> None:
+    res = cli("runs", "--db", db, "--json")
+    assert res.code == 0, res.err
+    hosts = {r["host"] for r in res.json()["runs"]}
+    assert {"disksleuth-host-a", "disksleuth-host-b"} <= hosts
+    res = cli("runs", "--db", db, "--json", "--host", "disksleuth-host-b")
+    assert res.code == 0, res.err
+    assert {r["host"] for r in res.json()["runs"]} == {"disksleuth-host-b"}
+
+    res = cli("fleet", "--db", db, "--json")
+    assert res.code in (0, 1), res.err
+    fleet = res.json()["fleet"]
+    assert res.json()["schema"] == "disksleuth/1"
+    assert {"disksleuth-host-a", "disksleuth-host-b"} <= set(fleet["hosts"])
+    rows = [r for r in fleet["rows"] if r["host"].startswith("disksleuth-host-")]
+    assert len(rows) == 2 and all(r["seq_read_mbps"] and r["seq_read_mbps"] > 0 for r in rows)
+    res = cli("fleet", "--db", db)
+    assert "disksleuth-host-a" in res.out and "disksleuth-host-b" in res.out
+
+
+@needs_loop
+@needs_fio
+def test_two_hosts_into_one_sqlite_store(cli, tmp_path) -> None:
+    reason = _unshare_missing()
+    if reason:
+        pytest.skip(reason)
+    from conftest import loop_device
+
+    db = f"sqlite:///{tmp_path}/fleet.sqlite"
+    with loop_device(64, fill=True) as dev:
+        two_hosts_check_into(db, dev)
+    assert_fleet_shows_both(cli, db)
+
+
+def _run(id_: int, host: str, device: str, severities: list[str], read: float | None = 500.0) -> dict:
+    return {
+        "id": id_,
+        "hostname": host,
+        "device_name": device,
+        "device_model": "m",
+        "device_transport": "nvme",
+        "started_at": f"2026-11-2{id_}T10:00:00+0000",
+        "kind": "check",
+        "profile": "quick",
+        "summary": "s",
+        "device": {"link": {"current_ceiling_mbps": 1772.0}},
+        "findings": [{"code": f"code_{s}", "severity": s, "message": ""} for s in severities],
+        "seq_read_mbps": read,
+        "seq_write_mbps": None,
+    }
+
+
+def test_fleet_rows_worst_first() -> None:
+    rows = fleet_rows(
+        [
+            _run(1, "b", "sda", ["ok"]),
+            _run(2, "a", "nvme0n1", ["info", "warn"]),
+            _run(3, "c", "sdb", ["critical", "info"]),
+            _run(4, "a", "sda", ["info"]),
+        ]
+    )
+    assert [(r.host, r.device, r.worst) for r in rows] == [
+        ("c", "sdb", "critical"),
+        ("a", "nvme0n1", "warn"),
+        ("a", "sda", "info"),
+        ("b", "sda", "ok"),
+    ]
+    assert rows[1].codes == ("code_warn", "code_info") and rows[3].codes == ()
+    assert rows[0].ceiling_mbps == 1772.0
+
+
+def test_fleet_on_a_missing_store_is_one_line(cli, tmp_path) -> None:
+    missing = tmp_path / "none.sqlite"
+    res = cli("fleet", "--db", f"sqlite:///{missing}")
+    assert res.code == 2 and "no results store" in res.err and len(res.err.strip().splitlines()) == 1
+    assert not missing.exists()
