@@ -119,3 +119,64 @@ def test_fleet_on_a_missing_store_is_one_line(cli, tmp_path) -> None:
     res = cli("fleet", "--db", f"sqlite:///{missing}")
     assert res.code == 2 and "no results store" in res.err and len(res.err.strip().splitlines()) == 1
     assert not missing.exists()
+
+
+def _three_host_store(tmp_path, cli) -> str:
+    """A real SQLite store with the sample run recorded by three hosts, one of them named like an attack."""
+    import copy
+
+    from conftest import HERE
+
+    with open(os.path.join(HERE, "..", "benchmarks", "sample_run.json")) as fh:
+        sample = json.load(fh)
+    runs = []
+    for host, device, findings in (
+        ("web-01", "nvme0n1", [("link_downgraded", "warn")]),
+        ("web-02", "sda", [("health_critical", "critical"), ("sata_link_downgraded", "info")]),
+        ("<script>x</script>[bold]", "nvme1n1", [("ok", "ok")]),
+    ):
+        doc = copy.deepcopy(sample)
+        doc["run"]["host"]["hostname"] = host
+        doc["run"]["device"] = doc["device"]["name"] = device
+        doc["run"].pop("id", None)
+        doc["run"].pop("uuid", None)
+        doc["findings"] = [{"code": c, "severity": s, "message": "m", "evidence": {}, "hint": ""} for c, s in findings]
+        runs.append(doc)
+    export = tmp_path / "runs.json"
+    export.write_text(json.dumps({"schema": "disksleuth/1", "kind": "export", "runs": runs}))
+    db = f"sqlite:///{tmp_path}/three.sqlite"
+    assert cli("import", str(export), "--db", db).code == 0
+    return db
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_fleet_table_fits_and_never_cuts_a_number(cli, tmp_path, columns) -> None:
+    db = _three_host_store(tmp_path, cli)
+    # A process of its own: the terminal width is read once per process.
+    env = {**os.environ, "COLUMNS": str(columns), "NO_COLOR": "1"}
+    res = subprocess.run([*CLI, "fleet", "--db", db], capture_output=True, text=True, env=env)
+    assert res.returncode == 1, res.stderr  # a warn and a critical row
+    out = res.stdout
+    lines = out.splitlines()
+    assert all(len(line) <= columns for line in lines), lines
+    assert out.count("1,549") == 3  # every read figure whole
+    header = next(i for i, line in enumerate(lines) if line.startswith("host"))
+    assert lines[header + 1].startswith("web-02") and "critical" in lines[header + 1]  # worst first
+    # Shown literally, not read as markup (a narrow column may fold it over two lines).
+    assert "<script>x</script>[bold]" in out or columns < 120
+
+
+def test_fleet_report_is_escaped_html(cli, tmp_path) -> None:
+    db = _three_host_store(tmp_path, cli)
+    out = tmp_path / "fleet.html"
+    res = cli("report", "--fleet", "-o", str(out), "--db", db, "--json")
+    assert res.code == 0, res.err
+    assert res.json()["report"]["rows"] == 3
+    page = out.read_text()
+    assert "<script>" not in page and "&lt;script&gt;x&lt;/script&gt;[bold]" in page
+    assert page.index("web-02") < page.index("web-01")  # critical before warn
+    assert "<svg" in page  # the throughput chart
+    res = cli("report", "-o", str(out), "--db", db)
+    assert res.code == 2 and "--fleet" in res.err
+    res = cli("report", "1", "--fleet", "-o", str(out), "--db", db)
+    assert res.code == 2

@@ -403,6 +403,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    if args.fleet:
+        return _fleet_report(args)
+    if not args.runs:
+        raise UsageError("give the runs to report on (see `disksleuth runs`), or --fleet")
     from disksleuth.present.report import render_report
 
     docs = _load_docs(args, args.runs)
@@ -705,6 +709,29 @@ def cmd_exporter(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _fleet_report(args: argparse.Namespace) -> int:
+    from disksleuth.analysis.fleet import fleet_rows
+    from disksleuth.present.fleet_report import render_fleet_report
+    from disksleuth.store.latest import latest_runs_per_host_device
+
+    if args.runs:
+        raise UsageError("--fleet reports on every host and device; give no run ids with it")
+    rows = fleet_rows(latest_runs_per_host_device(args.db, host=args.host))
+    text = render_fleet_report(rows)
+    try:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output}: {exc.strerror}") from None
+    if args.json:
+        from disksleuth.present.jsonout import emit
+
+        emit({"report": {"path": args.output, "fleet": True, "rows": len(rows), "bytes": len(text)}})
+    else:
+        print(f"wrote {args.output} ({len(text) // 1024} KiB, {len(rows)} host/device rows)")
+    return EXIT_OK
+
+
 def cmd_fleet(args: argparse.Namespace) -> int:
     from disksleuth.analysis.fleet import fleet_rows
     from disksleuth.store.latest import latest_runs_per_host_device
@@ -791,7 +818,9 @@ def build_parser() -> argparse.ArgumentParser:
     _db_arg(p)
 
     p = add("report", cmd_report, "a self-contained HTML report with plots")
-    p.add_argument("runs", nargs="+", metavar="RUN")
+    p.add_argument("runs", nargs="*", metavar="RUN")
+    p.add_argument("--fleet", action="store_true", help="report on every host and device in the store instead")
+    p.add_argument("--host", metavar="H", help="with --fleet: only this host")
     p.add_argument("-o", "--output", required=True, metavar="report.html")
     _db_arg(p)
 

@@ -41,25 +41,35 @@ def render_fleet(rows: list[FleetRow]) -> None:
         + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
         + "  (worst first; each device's newest run)"
     )
+    # Numbers and times are never cut: when the terminal is too narrow, whole columns go, in this order.
+    columns = ["host", "device", "worst", "findings", "read MB/s", "ceiling MB/s", "run", "when"]
+    widths = {"host": 6, "device": 6, "worst": 10, "findings": 22, "read MB/s": 9, "ceiling MB/s": 12}
+    widths.update({"run": 4, "when": 16})
+    for optional in ("when", "run", "ceiling MB/s"):
+        if sum(widths[c] for c in columns) + 2 * (len(columns) - 1) <= out.width:
+            break
+        columns.remove(optional)
     table = Table(box=None, header_style="bold", pad_edge=False)
-    table.add_column("host", overflow="fold")
-    table.add_column("device", overflow="fold")
-    table.add_column("worst", no_wrap=True)
-    table.add_column("findings", overflow="fold")
-    table.add_column("seq read MB/s", justify="right", no_wrap=True)
-    table.add_column("ceiling MB/s", justify="right", no_wrap=True)
-    table.add_column("run", justify="right", no_wrap=True)
-    table.add_column("when", no_wrap=True)
+    for col in columns:
+        numeric = col in ("read MB/s", "ceiling MB/s", "run")
+        table.add_column(
+            col,
+            justify="right" if numeric else "left",
+            no_wrap=numeric or col in ("worst", "when"),
+            min_width=widths[col] if numeric or col in ("worst", "when") else None,
+            overflow="fold",
+        )
     for r in rows:
         device = r.device + (f" ({r.model})" if r.model else "")
-        table.add_row(
-            escape(r.host),
-            escape(device),
-            f"[{_STYLE[r.worst]}]{_MARK[r.worst]}[/]",
-            escape(", ".join(r.codes) or "—"),
-            _mbps(r.seq_read_mbps),
-            _mbps(r.ceiling_mbps),
-            f"#{r.run_id}",
-            r.started_at[:16].replace("T", " "),
-        )
+        cells = {
+            "host": escape(r.host),
+            "device": escape(device),
+            "worst": f"[{_STYLE[r.worst]}]{_MARK[r.worst]}[/]",
+            "findings": escape(", ".join(r.codes) or "—"),
+            "read MB/s": _mbps(r.seq_read_mbps),
+            "ceiling MB/s": _mbps(r.ceiling_mbps),
+            "run": f"#{r.run_id}",
+            "when": r.started_at[:16].replace("T", " "),
+        }
+        table.add_row(*(cells[c] for c in columns))
     out.print(table)
