@@ -347,3 +347,19 @@ def _served_metric_names() -> str:
 
     snap = exporter.Snapshot((), (), None, "h")
     return " ".join(f.name for f in families(snap))
+
+
+def test_hostile_strings_stay_labels(cli, tmp_path) -> None:
+    """Quotes, newlines and terminal escapes in sysfs strings neither break the format nor reach a
+    terminal that shows /metrics."""
+    tree = tmp_path / "tree"
+    shutil.copytree(BADLY_SEATED, tree, symlinks=True)
+    model = next(p for p in tree.rglob("model") if p.is_file())
+    model.write_bytes(b'Evil "model"\nnext} 1\x1b]0;pwned\x07 \\ end')
+    out = tmp_path / "out"
+    out.mkdir()
+    assert cli("exporter", "--textfile", str(out), "--sysfs-root", str(tree), "--no-bench").code == 0
+    text = (out / "disksleuth.prom").read_text()
+    assert "\x1b" not in text and "\x07" not in text
+    assert _metric(text, "disksleuth_finding", code="link_downgraded") == 1  # the document still parses
+    _promtool_check(text)

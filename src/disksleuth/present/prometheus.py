@@ -10,6 +10,7 @@ device number is `pci_device` here, because `device` already names the disk).
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,8 +32,13 @@ _LATENCY_STATS = (
 )
 
 
+# C0 and C1 control characters: a label is text for people too (`curl /metrics` in a terminal), and a
+# sysfs or smartctl string must not smuggle terminal escapes through it.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+
+
 def _label(value: Any) -> str:
-    return "" if value is None else str(value)
+    return "" if value is None else _CONTROL.sub(" ", str(value)).strip()
 
 
 def _sha256(text: str | None) -> str | None:
@@ -116,7 +122,7 @@ def families(snap: Snapshot) -> list[Metric]:
         dev = disk.device
         info.add_metric(
             [
-                dev.name,
+                _label(dev.name),
                 _label(dev.model),
                 _label(_sha256(dev.serial)),
                 _label(dev.firmware),
