@@ -356,6 +356,8 @@ def test_hostile_strings_stay_labels(cli, tmp_path) -> None:
     shutil.copytree(BADLY_SEATED, tree, symlinks=True)
     model = next(p for p in tree.rglob("model") if p.is_file())
     model.write_bytes(b'Evil "model"\nnext} 1\x1b]0;pwned\x07 \\ end')
+    # A device name is a directory entry: it can carry escapes too.
+    (tree / "sys" / "block" / "nvme0n1").rename(tree / "sys" / "block" / "nvme0n1\x1b[31m")
     out = tmp_path / "out"
     out.mkdir()
     assert cli("exporter", "--textfile", str(out), "--sysfs-root", str(tree), "--no-bench").code == 0

@@ -120,9 +120,10 @@ def families(snap: Snapshot) -> list[Metric]:
     )
     for disk in snap.disks:
         dev = disk.device
+        name = _label(dev.name)
         info.add_metric(
             [
-                _label(dev.name),
+                name,
                 _label(dev.model),
                 _label(_sha256(dev.serial)),
                 _label(dev.firmware),
@@ -132,23 +133,25 @@ def families(snap: Snapshot) -> list[Metric]:
             1,
         )
         if dev.size_bytes is not None:
-            size.add_metric([dev.name], dev.size_bytes)
+            size.add_metric([name], dev.size_bytes)
         for state, mbps in (("current", disk.chain.current_ceiling_mbps), ("capable", disk.chain.capable_ceiling_mbps)):
             if mbps is not None:
-                ceiling.add_metric([dev.name, state], mbps * MB)
+                ceiling.add_metric([name, state], mbps * MB)
         for index, hc in enumerate(disk.chain.hops):
             address, port = _hop_address(hc.hop)
             location = _pci_location(hc.hop.name) if isinstance(hc.hop, PcieHop) else ["", "", "", ""]
             hops.add_metric(
-                [dev.name, str(index), hc.hop.kind, address, port, hc.label, _label(hc.capable_label), *location], 1
+                [name, str(index), hc.hop.kind, _label(address), _label(port), _label(hc.label)]
+                + [_label(hc.capable_label), *(_label(part) for part in location)],
+                1,
             )
             for state, mbps in (("current", hc.current_mbps), ("capable", hc.capable_mbps)):
                 if mbps is not None:
-                    hop_ceiling.add_metric([dev.name, str(index), state], mbps * MB)
+                    hop_ceiling.add_metric([name, str(index), state], mbps * MB)
         for f in disk.findings:
-            finding.add_metric([dev.name, f.code, f.severity], 1)
+            finding.add_metric([name, _label(f.code), f.severity], 1)
         if disk.health_read_at is not None:
-            health_age.add_metric([dev.name], disk.health_read_at)
+            health_age.add_metric([name], disk.health_read_at)
 
     bench_bps = GaugeMetricFamily(
         "disksleuth_bench_bytes_per_second",
@@ -171,7 +174,7 @@ def families(snap: Snapshot) -> list[Metric]:
         labels=["device", "test"],
     )
     for t in snap.bench:
-        labels = [t["device"], t["test_id"]]
+        labels = [_label(t["device"]), _label(t["test_id"])]
         for direction in ("read", "write"):
             if t.get(f"{direction}_mbps") is not None:
                 bench_bps.add_metric([*labels, direction], t[f"{direction}_mbps"] * MB)
