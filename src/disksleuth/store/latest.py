@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import os
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 
-from disksleuth.errors import EnvironmentProblem
-from disksleuth.store.db import FINDINGS, RUNS, TEST_FIGURES, TESTS, Store, default_url
+from disksleuth.store.db import FINDINGS, RUNS, TEST_FIGURES, TESTS, Store
 
 
 def _existing_store(db_url: str | None) -> Store:
-    """Open a store that must already exist: readers never create one."""
-    url = db_url or default_url()
-    if url.startswith("sqlite:///"):
-        path = url.removeprefix("sqlite:///")
-        if path and path != ":memory:" and not os.path.exists(path):
-            raise EnvironmentProblem(f"no results store at {path} (it is created by the first saved run)")
-    elif "://" not in url and not os.path.exists(url):  # a plain path
-        raise EnvironmentProblem(f"no results store at {url} (it is created by the first saved run)")
-    return Store(url)
+    """Readers never create a store: a missing one is StoreMissing, one line."""
+    return Store(db_url, create=False)
 
 
 def epoch_s(iso: str | None) -> float | None:
