@@ -182,7 +182,7 @@ def test_summary_for_usb_caddy():
     dev, chain = _device("scenario_usb2_caddy", "sdb")
     assert summary_line(dev, chain, Figures(seq_read_mbps=36)) == (
         "reads 36 MB/s, 90% of its USB 2.0 480 Mb/s, usb-storage link (40 MB/s); "
-        "the device could do ~280 MB/s on a USB 5 Gb/s port"
+        "the device could do ~280 MB/s on a USB 3.2 Gen 1 (5 Gb/s) port"
     )
 
 

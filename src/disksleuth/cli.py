@@ -521,7 +521,7 @@ def cmd_health(args: argparse.Namespace) -> int:
     else:
         from disksleuth.present.health_view import render_health
 
-        render_health(health, findings)
+        render_health(health, findings, attributes=args.attributes)
     return EXIT_FINDINGS if worst_severity(findings) in ("warn", "critical") else EXIT_OK
 
 
@@ -848,6 +848,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("health", cmd_health, "drive health from smartctl, normalised")
     p.add_argument("device", nargs="?", metavar="DEVICE", help="block device, e.g. /dev/nvme0n1")
     p.add_argument("--from-smartctl", metavar="FILE", help="read a saved `smartctl -x --json` output instead")
+    p.add_argument(
+        "-A", "--attributes", action="store_true", help="also print the attribute table, as `smartctl -A` does"
+    )
 
     p = add("bench", cmd_bench, "measure a directory, file or block device with fio")
     p.add_argument("target", metavar="TARGET", help="directory (a scratch file is used), file or block device")

@@ -141,6 +141,7 @@ class Device:
     hops: tuple[Hop, ...] = ()
     notes: tuple[str, ...] = ()  # things we could not read, in plain words
     sysfs_path: str | None = None  # resolved, relative to the sysfs root
+    fstype: str | None = None  # file system on the device itself (mountinfo, else the udev database)
 
     @property
     def is_partition(self) -> bool:
@@ -185,7 +186,7 @@ def worst_severity(findings: list[Finding] | tuple[Finding, ...]) -> str:
 
 
 # The run and health models live in model_run; `list` and `--version` never load them.
-_LAZY = {"SeriesPoint", "TestResult", "Run", "LbaFormat", "Health", "PciFunction"}
+_LAZY = {"SeriesPoint", "TestResult", "Run", "LbaFormat", "Health", "PciFunction", "SmartAttribute", "SelfTest"}
 
 
 def __getattr__(name: str) -> Any:

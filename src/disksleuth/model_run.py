@@ -101,6 +101,37 @@ class LbaFormat:
 
 
 @dataclass(frozen=True)
+class SmartAttribute:
+    """One row of what `smartctl -A` prints: an ATA attribute, an NVMe health-log field or a SCSI counter."""
+
+    name: str  # "Reallocated_Sector_Ct", "Media and Data Integrity Errors", "read: total uncorrected"
+    raw: str  # as smartctl prints it ("34 (Min/Max 20/45)", "2,025,034 [1.03 TB]")
+    raw_value: int | float | None
+    id: int | None = None  # ATA attribute id
+    value: int | None = None  # ATA normalised value, worst and threshold
+    worst: int | None = None
+    thresh: int | None = None
+    flags: str | None = None  # ATA "POSR-K"
+    prefailure: bool | None = None
+    when_failed: str | None = None  # ATA: "now" or "past" (value at or below threshold)
+    key: str | None = None  # the smartctl JSON member for NVMe and SCSI rows
+    group: str | None = None  # SCSI: "read", "write", "verify"
+
+
+@dataclass(frozen=True)
+class SelfTest:
+    """The newest entry of the drive's self-test log, or the test running now."""
+
+    kind: str  # "Short offline", "Extended", "Background long"
+    status: str  # smartctl's words: "Completed without error", "Aborted by host", "Completed: read failure"
+    passed: bool | None  # None: aborted, running or unknown
+    power_on_hours: int | None  # when it ran, in the drive's power-on hours
+    in_progress: bool = False
+    remaining_pct: int | None = None
+    failing_lba: int | None = None
+
+
+@dataclass(frozen=True)
 class Health:
     """Normalised drive health. Every field is optional: many drives omit many."""
 
@@ -137,6 +168,8 @@ class Health:
     exit_status: int | None = None
     exit_status_words: tuple[str, ...] = ()
     messages: tuple[str, ...] = ()
+    attributes: tuple[SmartAttribute, ...] = ()  # the `smartctl -A` table
+    self_test: SelfTest | None = None  # newest self-test log entry
 
     def counters(self) -> dict[str, int]:
         """Counters whose growth during a run means something happened."""
@@ -178,3 +211,5 @@ class PciFunction:
     driver: str | None
     role: str = "endpoint"  # root_port, upstream_port, downstream_port, endpoint, integrated
     notes: tuple[str, ...] = ()
+    vendor_name: str | None = None  # from the system's pci.ids, as lspci shows them
+    device_name: str | None = None

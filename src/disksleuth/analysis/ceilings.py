@@ -39,16 +39,47 @@ PCIE_RATES: dict[float, tuple[str, str, float]] = {
     64.0: ("6.0", "FLIT 242/256", 7562.5),
 }
 
-# USB speed in Mb/s -> (label, encoded MB/s, practical UAS MB/s, practical BOT MB/s)
+# USB speed in Mb/s -> (label, encoded MB/s, practical UAS MB/s, practical BOT MB/s).
+# SuperSpeed labels use the USB-IF names with the rate beside them ("USB 3.2 Specification Language
+# Usage Guidelines", usb.org, 2019): USB 3.2 Gen 1 = 5 Gb/s (once "USB 3.0", then "USB 3.1 Gen 1"),
+# Gen 2 = 10 Gb/s, Gen 2x2 = 20 Gb/s.
 USB_RATES: dict[float, tuple[str, float, float, float]] = {
     1.5: ("USB 1.x low speed", 0.19, 0.15, 0.15),
     12.0: ("USB 1.1 12 Mb/s", 1.2, 1.0, 1.0),
     480.0: ("USB 2.0 480 Mb/s", 53.2, 40.0, 40.0),
-    5000.0: ("USB 5 Gb/s", 500.0, 400.0, 280.0),
-    10000.0: ("USB 10 Gb/s", 1212.0, 1050.0, 1050.0),
+    5000.0: ("USB 3.2 Gen 1 (5 Gb/s)", 500.0, 400.0, 280.0),
+    10000.0: ("USB 3.2 Gen 2 (10 Gb/s)", 1212.0, 1050.0, 1050.0),
     # Not in the facts table: two 10 Gb/s lanes (USB 3.2 Gen 2x2), scaled from the 10 Gb/s row.
-    20000.0: ("USB 20 Gb/s", 2424.0, 2100.0, 2100.0),
+    20000.0: ("USB 3.2 Gen 2x2 (20 Gb/s)", 2424.0, 2100.0, 2100.0),
 }
+
+# A device's bcdUSB (sysfs `version`, e.g. " 3.10") names the spec release it follows, not its rate:
+# a "USB 3.1" device may be Gen 1 (5 Gb/s) or Gen 2 (10 Gb/s). Same usb.org guidelines as above;
+# 2.01/2.10 are USB 2.0 devices with a BOS descriptor (USB 2.0 LPM ECN).
+USB_VERSION_NAMES: dict[str, str] = {
+    "1.00": "USB 1.0 (12 Mb/s)",
+    "1.10": "USB 1.1 (12 Mb/s)",
+    "2.00": "USB 2.0 (480 Mb/s)",
+    "2.01": "USB 2.0 (480 Mb/s)",
+    "2.10": "USB 2.0 (480 Mb/s)",
+    "3.00": "USB 3.2 Gen 1 (5 Gb/s)",
+    "3.10": "USB 3.2 Gen 1 or Gen 2 (5 or 10 Gb/s)",
+    "3.20": "USB 3.2 Gen 1, Gen 2 or Gen 2x2 (5 to 20 Gb/s)",
+}
+
+
+def usb_version_label(version: str | None) -> str:
+    """bcdUSB as people know it: "3.10" -> "USB 3.2 Gen 1 or Gen 2 (5 or 10 Gb/s)", never "USB 3.10"."""
+    if not version:
+        return "USB (version unknown)"
+    v = version.strip()
+    return USB_VERSION_NAMES.get(v) or f"USB (bcdUSB {v})"
+
+
+def sata_label(gbps: float) -> str:
+    """ "SATA 3 Gb/s link", not "SATA 3.0 Gb/s": SATA revision 3.0 is the 6 Gb/s one (SATA-IO naming:
+    revision 1.0 = 1.5 Gb/s, 2.0 = 3 Gb/s, 3.0 = 6 Gb/s), so "SATA 3.0" reads as the wrong thing."""
+    return f"SATA {gbps:g} Gb/s link"
 
 # debugfs ios timing names (drivers/mmc/core/debugfs.c) -> (label, MB/s at full bus width, width)
 MMC_TIMINGS: dict[str, tuple[str, float, int]] = {
@@ -174,14 +205,14 @@ def hop_ceiling(hop: Hop) -> HopCeiling:
         encoded, practical = sata_mbps(hop.sata_spd_gbps)
         best = _min_known(hop.hw_sata_spd_limit_gbps, hop.drive_max_gbps)
         _, cap_practical = sata_mbps(best)
-        label = f"SATA {hop.sata_spd_gbps:.1f} Gb/s" if hop.sata_spd_gbps else "SATA (speed unknown)"
+        label = sata_label(hop.sata_spd_gbps) if hop.sata_spd_gbps else "SATA (speed unknown)"
         return HopCeiling(
             hop=hop,
             label=label,
             encoded_mbps=encoded,
             current_mbps=practical,
             capable_mbps=_max_known(cap_practical, practical),
-            capable_label=f"SATA {best:.1f} Gb/s" if best else None,
+            capable_label=sata_label(best) if best else None,
             fact=f"{label}, 8b/10b = {encoded:g} MB/s, ~{practical:g} MB/s usable" if encoded else None,
         )
     if isinstance(hop, MmcHop):

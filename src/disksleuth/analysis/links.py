@@ -11,6 +11,7 @@ from disksleuth.analysis.ceilings import (
     pcie_mbps,
     sata_mbps,
     usb_mbps,
+    usb_version_label,
 )
 from disksleuth.model import Device, Finding, PcieHop, SataHop, UsbHop
 
@@ -157,7 +158,7 @@ def _usb_findings(hop: UsbHop) -> list[Finding]:
         host_usb3 = (hop.host_max_mbps or 0) >= 5000
         msg = f"USB device {hop.name} is attached at {hop.speed_mbps:g} Mb/s ({label}), ~{_mb(ceiling)} at best."
         if device_usb3:
-            msg += f" The device itself is USB {hop.version} and could run at 5 Gb/s or more."
+            msg += f" The device itself is {usb_version_label(hop.version)} and could run at 5 Gb/s or more."
         hint = (
             "Plug it into a USB 3 port (blue or teal, or marked SS) with a USB 3 cable, and avoid USB 2 hubs "
             "and extension leads."
@@ -219,16 +220,16 @@ def sata_link_finding(hop: SataHop) -> Finding | None:
     best = min(port_max, drive_max) if drive_max is not None else port_max
     _, best_mbps = sata_mbps(best)
     drive_txt = (
-        f"the drive supports {drive_max:.1f} Gb/s" if drive_max is not None else "the drive's own maximum is unknown"
+        f"the drive supports {drive_max:g} Gb/s" if drive_max is not None else "the drive's own maximum is unknown"
     )
     limit_txt = ""
     if hop.sata_spd_limit_gbps is not None and hop.sata_spd_limit_gbps <= now:
-        limit_txt = f" A speed limit of {hop.sata_spd_limit_gbps:.1f} Gb/s is set on {hop.name} (libata.force?)."
+        limit_txt = f" A speed limit of {hop.sata_spd_limit_gbps:g} Gb/s is set on {hop.name} (libata.force?)."
     return Finding(
         code="sata_link_downgraded",
         severity=severity,
         message=(
-            f"SATA {hop.name} ({hop.port}) runs at {now:.1f} Gb/s (~{_mb(now_mbps)}) on a {port_max:.1f} Gb/s "
+            f"SATA {hop.name} ({hop.port}) runs at {now:g} Gb/s (~{_mb(now_mbps)}) on a {port_max:g} Gb/s "
             f"port; {drive_txt}.{limit_txt}"
         ),
         evidence={

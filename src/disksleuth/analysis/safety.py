@@ -26,5 +26,5 @@ def write_refusal(device: Device) -> str | None:
 
 def identity_line(device: Device) -> str:
     model = device.model or device.transport
-    serial = device.serial or "no serial"
-    return f"{device.path}: {model}, serial {serial}, {fmt_bytes(device.size_bytes)} ({device.size_bytes} bytes)"
+    serial = f"serial {device.serial}" if device.serial else "no serial"
+    return f"{device.path}: {model}, {serial}, {fmt_bytes(device.size_bytes)} ({device.size_bytes} bytes)"

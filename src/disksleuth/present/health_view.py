@@ -8,6 +8,13 @@ from typing import Any
 from disksleuth.model import Finding, Health
 from disksleuth.units import fmt_bytes
 
+# Annotations only: model_run is loaded with Health anyway.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from disksleuth.model_run import SelfTest, SmartAttribute
+
 
 def health_to_dict(h: Health) -> dict[str, Any]:
     out = dataclasses.asdict(h)
@@ -56,7 +63,92 @@ _ROWS = (
 )
 
 
-def render_health(h: Health, findings: list[Finding]) -> None:
+def self_test_line(t: SelfTest, power_on_hours: int | None) -> str:
+    """ "Extended offline: Completed without error, at 12,667 h (884 h ago)" in rich markup."""
+    from rich.markup import escape
+
+    if t.in_progress:
+        left = f", {t.remaining_pct}% remaining" if t.remaining_pct is not None else ""
+        return f"[cyan]{escape(t.kind)}: running{left}[/cyan]"
+    style = {True: "green", False: "bold red"}.get(t.passed, "yellow")  # type: ignore[call-overload]
+    text = f"[{style}]{escape(t.kind)}: {escape(t.status)}[/{style}]"
+    if t.power_on_hours is not None:
+        text += f", at {t.power_on_hours:,} h"
+        if power_on_hours is not None and power_on_hours >= t.power_on_hours:
+            text += f" ({power_on_hours - t.power_on_hours:,} h ago)"
+    if t.failing_lba is not None:
+        text += f", first failing LBA {t.failing_lba:,}"
+    return text
+
+
+def _ata_table(attrs: tuple[SmartAttribute, ...]) -> Any:
+    from rich.markup import escape
+    from rich.table import Table
+
+    # Columns and widths as `smartctl -A -f brief` (the -x default) prints them.
+    table = Table(box=None, header_style="bold", pad_edge=False, title="SMART attributes", title_justify="left")
+    for col in ("ID#", "ATTRIBUTE_NAME", "FLAGS", "VALUE", "WORST", "THRESH", "FAIL", "RAW_VALUE"):
+        table.add_column(col, justify="right" if col in ("ID#", "VALUE", "WORST", "THRESH") else "left", no_wrap=True)
+
+    def n3(v: int | None) -> str:
+        return f"{v:03d}" if v is not None else "---"
+
+    for a in attrs:
+        fail = {"now": "[bold red]NOW[/bold red]", "past": "[yellow]Past[/yellow]"}.get(a.when_failed or "", "-")
+        name, flags = escape(a.name), escape(a.flags or "")
+        table.add_row(str(a.id), name, flags, n3(a.value), n3(a.worst), n3(a.thresh), fail, escape(a.raw))
+    return table
+
+
+def _nvme_table(attrs: tuple[SmartAttribute, ...]) -> Any:
+    from rich.markup import escape
+    from rich.table import Table
+
+    title = "SMART/Health Information (NVMe Log 0x02)"
+    table = Table(box=None, show_header=False, pad_edge=False, title=title, title_justify="left")
+    table.add_column(no_wrap=True)
+    table.add_column(justify="right", no_wrap=True)
+    for a in attrs:
+        table.add_row(escape(a.name) + ":", escape(a.raw))
+    return table
+
+
+def _scsi_table(attrs: tuple[SmartAttribute, ...]) -> Any:
+    from rich.table import Table
+
+    from disksleuth.probe.smart_attributes import SCSI_COUNTERS
+
+    # smartctl's "Error counter log": one row per direction, the counters as columns.
+    table = Table(box=None, header_style="bold", pad_edge=False, title="Error counter log", title_justify="left")
+    table.add_column("", no_wrap=True)
+    for _, label in SCSI_COUNTERS:
+        table.add_column(label, justify="right")
+    by_key = {a.key: a for a in attrs}
+    for direction in ("read", "write", "verify"):
+        cells = [by_key.get(f"{direction}.{key}") for key, _ in SCSI_COUNTERS]
+        if any(cells):
+            table.add_row(f"{direction}:", *(c.raw if c else "—" for c in cells))
+    return table
+
+
+def render_attributes(out: Console, h: Health) -> None:
+    """The table `smartctl -A` prints, in the drive's own protocol."""
+    attrs = h.attributes
+    if not attrs:
+        out.print("[dim]No attribute table in this smartctl output.[/dim]")
+        return
+    if attrs[0].id is not None:
+        out.print(_ata_table(attrs))
+    elif any(a.group for a in attrs):
+        out.print(_scsi_table(attrs))
+        for a in attrs:
+            if not a.group:
+                out.print(f"{a.name}: {a.raw}")
+    else:
+        out.print(_nvme_table(attrs))
+
+
+def render_health(h: Health, findings: list[Finding], attributes: bool = False) -> None:
     from rich.table import Table
 
     from disksleuth.present.text import console, render_findings, safe_text
@@ -88,6 +180,13 @@ def render_health(h: Health, findings: list[Finding]) -> None:
                 for f in h.lba_formats
             )
         )
+    if h.self_test is not None:
+        out.print(f"last self-test: {self_test_line(h.self_test, h.power_on_hours)}")
+    if attributes:
+        out.print()
+        render_attributes(out, h)
+        if h.self_test is None:
+            out.print("[dim]No self-test log in this output (`smartctl -x` includes it).[/dim]")
     if h.exit_status_words:
         out.print(f"[dim]smartctl exit status {h.exit_status}: {'; '.join(h.exit_status_words)}[/dim]")
     render_findings(findings, indent="")

@@ -70,6 +70,10 @@ def device_to_dict(
         "holders": list(device.holders),
         "slaves": list(device.slaves),
         "backing_file": device.backing_file,
+        "fstype": device.fstype,
+        # The disk's own mounts plus its partitions', as the `list` table shows them.
+        "all_mountpoints": list(device.all_mountpoints()),
+        "fstypes": sorted({d.fstype for d in (device, *device.partitions) if d.fstype}),
     }
     if device.parent:
         out["parent"] = device.parent
@@ -88,6 +92,8 @@ def link_status_to_dict(s: LinkStatus) -> dict[str, Any]:
     return {
         "bdf": fn.bdf,
         "vendor_device": fn.vendor_device,
+        "vendor_name": fn.vendor_name,
+        "device_name": fn.device_name,
         "class": f"{fn.class_code:06x}" if fn.class_code is not None else None,
         "kind": s.kind,
         "role": fn.role,

@@ -113,13 +113,48 @@ def render_findings(findings: Iterable[Finding], indent: str = "  ") -> None:
             out.print(Padding(Text.assemble(("fix: ", "bold"), hint), (0, 0, 0, pad + 4), expand=False))
 
 
+def _yes_no(v: bool | None) -> str:
+    return "?" if v is None else ("yes" if v else "no")
+
+
+def _mounts(dev: Device) -> str:
+    mps = list(dev.all_mountpoints())
+    if dev.swap or any(p.swap for p in dev.partitions):
+        mps.append("[SWAP]")
+    return ", ".join(mps)
+
+
+def _fstypes(dev: Device) -> str:
+    return ",".join(dict.fromkeys(d.fstype for d in (dev, *dev.partitions) if d.fstype))
+
+
+# Column headers as lsblk names them (LOG-SEC, PHY-SEC, ROTA), so the sector sizes say which is which.
+DEVICE_COLUMNS = (
+    "device",
+    "transport",
+    "size",
+    "model",
+    "rota",
+    "log-sec",
+    "phy-sec",
+    "sched",
+    "fs",
+    "mounts",
+    "link now",
+    "ceiling",
+    "capable",
+)
+
+
 def render_devices(rows: list[tuple[Device, LinkChain, list[Finding]]], show_partitions: bool) -> None:
     from rich.table import Table
 
     out = console()
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-    for col in ("device", "transport", "size", "model", "sectors", "sched", "link now", "ceiling", "capable"):
-        table.add_column(col, justify="right" if col in ("size", "ceiling", "capable") else "left")
+    for col in DEVICE_COLUMNS:
+        numeric = col in ("size", "log-sec", "phy-sec", "ceiling", "capable")
+        # Numbers and the link label never wrap; model and mount points fold when space runs out.
+        table.add_column(col, justify="right" if numeric else "left", no_wrap=numeric or col == "link now")
     for dev, chain, _ in rows:
         if chain.bottleneck:
             bottleneck = chain.bottleneck.label
@@ -127,23 +162,27 @@ def render_devices(rows: list[tuple[Device, LinkChain, list[Finding]]], show_par
             bottleneck = "virtual"
         else:
             bottleneck = "unknown" if chain.hops else "—"
-        sectors = f"{dev.logical_block_size or '?'}/{dev.physical_block_size or '?'}"
         table.add_row(
             safe_text(dev.path),
             dev.transport,
             fmt_bytes(dev.size_bytes),
             safe_text(dev.model or ""),
-            sectors,
+            _yes_no(dev.rotational),
+            str(dev.logical_block_size or "?"),
+            str(dev.physical_block_size or "?"),
             safe_text(dev.scheduler or ""),
+            safe_text(_fstypes(dev)),
+            safe_text(_mounts(dev)),
             safe_text(bottleneck),
             fmt_mbps(chain.current_ceiling_mbps),
             fmt_mbps(chain.capable_ceiling_mbps),
         )
         if show_partitions:
             for part in dev.partitions:
-                mp = safe_text(",".join(part.mountpoints) or ("[swap]" if part.swap else ""))
-                row = (f"  └ {safe_text(part.path)}", "partition", fmt_bytes(part.size_bytes), mp)
-                table.add_row(*row, "", "", "", "", "")
+                mp = safe_text(",".join(part.mountpoints) or ("[SWAP]" if part.swap else ""))
+                cells = {"device": f"  └ {safe_text(part.path)}", "transport": "partition"}
+                cells.update({"size": fmt_bytes(part.size_bytes), "fs": safe_text(part.fstype or ""), "mounts": mp})
+                table.add_row(*(cells.get(col, "") for col in DEVICE_COLUMNS))
     out.print(table)
     for dev, chain, findings in rows:
         interesting = chain.hops and not all(c.hop.kind == "virtual" for c in chain.hops)
@@ -157,13 +196,28 @@ def render_devices(rows: list[tuple[Device, LinkChain, list[Finding]]], show_par
             out.print(f"  [dim]note: {safe_text(note)}[/dim]")
 
 
+def pci_display_name(vendor_name: str | None, device_name: str | None, vendor_device: str | None) -> str:
+    """As lspci prints it: "Samsung Electronics Co Ltd NVMe SSD Controller SM981/PM981/PM983", or
+    "Intel Corporation Device 0d57" when pci.ids knows the vendor only."""
+    if vendor_name is None:
+        return vendor_device or ""
+    device = device_name or f"Device {(vendor_device or '').partition(':')[2]}"
+    return f"{vendor_name} {device}".strip()
+
+
+def _fn_name(s: LinkStatus) -> str:
+    return pci_display_name(s.fn.vendor_name, s.fn.device_name, s.fn.vendor_device)
+
+
 def render_links(statuses: list[LinkStatus]) -> None:
     from rich.table import Table
 
     out = console()
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-    for col in ("function", "kind", "role", "driver", "negotiated", "capable", "MB/s now", "MB/s capable", "flag"):
-        table.add_column(col, justify="right" if col.startswith("MB/s") else "left")
+    columns = ("function", "name", "kind", "role", "driver", "negotiated", "capable")
+    for col in (*columns, "MB/s now", "MB/s capable", "flag"):
+        # Only the name folds (pci.ids names run to 80 characters); figures and labels stay whole.
+        table.add_column(col, justify="right" if col.startswith("MB/s") else "left", no_wrap=col != "name")
     for s in statuses:
         if s.current is None:
             continue
@@ -174,6 +228,7 @@ def render_links(statuses: list[LinkStatus]) -> None:
             flag = "[cyan]port-limited[/cyan]"
         table.add_row(
             safe_text(s.fn.bdf),
+            safe_text(_fn_name(s)),
             s.kind,
             s.fn.role.replace("_", " "),
             safe_text(s.fn.driver or ""),
@@ -183,13 +238,20 @@ def render_links(statuses: list[LinkStatus]) -> None:
             fmt_num(s.capable_mbps),
             flag,
         )
-    no_link = [s.fn.bdf for s in statuses if s.current is None]
+    no_link = [
+        safe_text(s.fn.bdf + (f" ({_fn_name(s)})" if s.fn.vendor_name else ""))
+        for s in statuses
+        if s.current is None
+    ]
     if table.row_count:
         out.print(table)
     else:
         out.print("No PCIe links found.")
     if no_link:
         out.print(
-            f"[dim]{len(no_link)} function(s) without a PCIe link (conventional PCI or virtual): "
-            f"{safe_text(', '.join(no_link))}[/dim]"
+            f"[dim]{len(no_link)} function(s) without a PCIe link (conventional PCI or virtual):\n  "
+            + "\n  ".join(no_link)
+            + "[/dim]"
         )
+    if statuses and not any(s.fn.vendor_name for s in statuses):
+        out.print("[dim]No pci.ids found: install pciutils (or hwdata) to see vendor and device names.[/dim]")

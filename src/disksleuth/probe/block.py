@@ -93,6 +93,8 @@ def read_device(
     )
     dm_name = attr("dm/name")
     hops = read_hops(fs, block_dir, transport, name, notes, slaves=slaves, backing=backing)
+    mountpoints = mounts.mountpoints_for(name, dev, dm_name)
+    swap = mounts.is_swap(name, dm_name)
     return Device(
         name=name,
         path=f"/dev/{name}",
@@ -111,8 +113,8 @@ def read_device(
         scheduler=parse_scheduler(attr("queue/scheduler")),
         write_cache=attr("queue/write_cache"),
         dev=dev,
-        mountpoints=mounts.mountpoints_for(name, dev, dm_name),
-        swap=mounts.is_swap(name, dm_name),
+        mountpoints=mountpoints,
+        swap=swap,
         holders=holders,
         slaves=slaves,
         partitions=partitions,
@@ -120,7 +122,29 @@ def read_device(
         hops=hops,
         notes=notes.as_tuple(),
         sysfs_path=rel_path,
+        fstype=_fstype(fs, mounts, mountpoints, dev, swap),
     )
+
+
+def parse_udev_fstype(text: str | None) -> str | None:
+    """ID_FS_TYPE from a udev database entry (/run/udev/data/bMAJ:MIN), as lsblk falls back to.
+
+    systemd src/libudev/libudev-device-internal / udev-db: one property per line, "E:KEY=VALUE"; blkid
+    fills ID_FS_TYPE ("ext4", "vfat", "swap", "crypto_LUKS", "LVM2_member", ...)."""
+    for line in (text or "").splitlines():
+        if line.startswith("E:ID_FS_TYPE="):
+            return line.partition("=")[2].strip() or None
+    return None
+
+
+def _fstype(fs: Sysfs, mounts: MountTable, mountpoints: tuple[str, ...], dev: str | None, swap: bool) -> str | None:
+    """The mounted file system's type, else swap, else what udev's blkid probe recorded (unmounted)."""
+    fstype = mounts.fstype_for(mountpoints)
+    if fstype:
+        return fstype
+    if swap:
+        return "swap"
+    return parse_udev_fstype(fs.read(fs.p("/run/udev/data", f"b{dev}"))) if dev else None
 
 
 def _read_partition(fs: Sysfs, block_dir: str, part: str, parent: str, mounts: MountTable) -> Device:
@@ -128,18 +152,21 @@ def _read_partition(fs: Sysfs, block_dir: str, part: str, parent: str, mounts: M
     part_dir = os.path.join(block_dir, part)
     size = parse_int(fs.read(os.path.join(part_dir, "size")), f"{part} size", notes)
     dev = fs.read(os.path.join(part_dir, "dev"))
+    mountpoints = mounts.mountpoints_for(part, dev, None)
+    swap = mounts.is_swap(part, None)
     return Device(
         name=part,
         path=f"/dev/{part}",
         transport="partition",
         size_bytes=size * 512 if size is not None else None,
         dev=dev,
-        mountpoints=mounts.mountpoints_for(part, dev, None),
-        swap=mounts.is_swap(part, None),
+        mountpoints=mountpoints,
+        swap=swap,
         holders=tuple(fs.listdir(os.path.join(part_dir, "holders"))),
         parent=parent,
         notes=notes.as_tuple(),
         sysfs_path=fs.rel(part_dir),
+        fstype=_fstype(fs, mounts, mountpoints, dev, swap),
     )
 
 

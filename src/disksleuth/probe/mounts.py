@@ -25,6 +25,12 @@ class MountTable:
             found.extend(self.by_dev.get(dev, ()))
         return tuple(dict.fromkeys(found))
 
+    def fstype_for(self, mountpoints: tuple[str, ...]) -> str | None:
+        for mp in mountpoints:
+            if mp in self.fstypes:
+                return self.fstypes[mp][0]
+        return None
+
     def is_swap(self, name: str, dm_name: str | None) -> bool:
         return f"/dev/{name}" in self.swaps or (dm_name is not None and f"/dev/mapper/{dm_name}" in self.swaps)
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
+from dataclasses import replace
 
 from disksleuth.model import PciFunction
 from disksleuth.probe.block import read_pci_fn
+from disksleuth.probe.pciids import pci_names
 from disksleuth.probe.sysfs import BDF_RE, Notes, Sysfs
 
 
@@ -26,7 +29,21 @@ def pci_role(path_bdfs_are_bridges: list[bool]) -> str:
     return role
 
 
-def list_pci_functions(sysfs_root: str = "/") -> list[PciFunction]:
+def list_pci_functions(sysfs_root: str = "/", pci_ids_paths: Iterable[str] | None = None) -> list[PciFunction]:
+    """Every PCI function, named from this system's pci.ids when one is installed (also for a capture)."""
+    fns = _read_functions(sysfs_root)
+    names = pci_names([fn.vendor_device for fn in fns], pci_ids_paths)
+    if not names:
+        return fns
+    return [
+        replace(fn, vendor_name=names[fn.vendor_device][0], device_name=names[fn.vendor_device][1])
+        if fn.vendor_device in names
+        else fn
+        for fn in fns
+    ]
+
+
+def _read_functions(sysfs_root: str) -> list[PciFunction]:
     fs = Sysfs(sysfs_root)
     out = []
     bus_dir = fs.p("/sys/bus/pci/devices")

@@ -21,6 +21,7 @@ from typing import Any
 
 from disksleuth.errors import ParseError
 from disksleuth.model import Health, LbaFormat
+from disksleuth.probe.smart_attributes import parse_attributes, parse_latest_self_test
 
 # smartctl(8), EXIT STATUS: bit -> meaning
 EXIT_BITS = {
@@ -214,6 +215,8 @@ def parse_smartctl_json(text: str) -> Health:
         exit_status=status,
         exit_status_words=decode_exit_status(status),
         messages=messages,
+        attributes=parse_attributes(doc),
+        self_test=parse_latest_self_test(doc),
     )
 
 
