@@ -58,6 +58,17 @@ class TestResult:
     settled: bool | None = None
     burst_mbps: float | None = None
     sustained_mbps: float | None = None
+    # Mixed read/write tests: latency of each direction (the lat_* figures above are the busier one's).
+    read_lat_mean_us: float | None = None
+    read_lat_p50_us: float | None = None
+    read_lat_p99_us: float | None = None
+    read_lat_p999_us: float | None = None
+    read_lat_max_us: float | None = None
+    write_lat_mean_us: float | None = None
+    write_lat_p50_us: float | None = None
+    write_lat_p99_us: float | None = None
+    write_lat_p999_us: float | None = None
+    write_lat_max_us: float | None = None
 
     @property
     def writes(self) -> bool:

@@ -73,6 +73,20 @@ def _wall_delta(prev: StatusSample, s: StatusSample) -> float:
     return s.elapsed_s - prev.elapsed_s
 
 
+def direction_latency(read: FioDirection | None, write: FioDirection | None) -> dict[str, float | None]:
+    """read_lat_*_us and write_lat_*_us when both directions ran (a mixed test); empty otherwise."""
+    if not (read is not None and read.active and write is not None and write.active):
+        return {}
+    out: dict[str, float | None] = {}
+    for name, d in (("read", read), ("write", write)):
+        out[f"{name}_lat_mean_us"] = _us(d.lat_mean_ns)
+        out[f"{name}_lat_p50_us"] = _pct(d, 50.0)
+        out[f"{name}_lat_p99_us"] = _pct(d, 99.0)
+        out[f"{name}_lat_p999_us"] = _pct(d, 99.9)
+        out[f"{name}_lat_max_us"] = _us(d.lat_max_ns)
+    return out
+
+
 def result_from_fio(
     spec: TestSpec,
     job: FioJob,
@@ -131,6 +145,7 @@ def result_from_fio(
         cpu_sys_pct=round(job.sys_cpu, 2) if job.sys_cpu is not None else None,
         series=series,
         notes=notes,
+        **direction_latency(read, write),
     )
 
 

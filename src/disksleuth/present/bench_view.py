@@ -170,6 +170,17 @@ def _n(v: float | None, digits: int = 0) -> str:
     return f"{v:,.{digits}f}" if v is not None else "—"
 
 
+def table_rows_by_direction(table: Any, t: TestResult, ncols: int) -> None:
+    """A mixed test's read and write latency, each on its own line under the test's row."""
+    for d in ("read", "write"):
+        figures = [getattr(t, f"{d}_lat_{k}_us", None) for k in ("mean", "p50", "p99", "p999", "max")]
+        if all(v is None for v in figures):
+            continue
+        cells = [f"  └ {d} latency", "", "", "", ""]
+        cells += [_n(v, 1) for v in figures[:4]] + [_n(figures[4])]
+        table.add_row(*cells, *[""] * (ncols - len(cells)), style="dim")
+
+
 def render_run(run: Run, show_commands: bool = False) -> None:
     from rich.table import Table
 
@@ -217,6 +228,7 @@ def render_run(run: Run, show_commands: bool = False) -> None:
             pct = t.pct_of_reference or {}
             row.append(safe_text(" / ".join(f"{v:.0f}%" for k, v in pct.items() if k.endswith("mbps")) or "—"))
         table.add_row(*row)
+        table_rows_by_direction(table, t, len(cols))
     out.print(table)
     if any(t.cache_affected for t in run.tests):
         out.print("[yellow]* cache_affected: measured through the page cache or on memory, not the medium[/yellow]")
