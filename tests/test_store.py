@@ -410,8 +410,11 @@ def test_report_is_self_contained_and_renders_in_chromium(cli, tmp_path, db_url)
     image = Image.open(png).convert("RGB")
     colors = image.getcolors(maxcolors=1 << 20)
     counts = {rgb: n for n, rgb in colors}
-    # matplotlib's first two colours fill the bars of run #a and run #b.
-    assert counts.get((0x1F, 0x77, 0xB4), 0) > 2000 and counts.get((0xFF, 0x7F, 0x0E), 0) > 2000
+    # The report's first two run colours fill the bars of run #a and run #b.
+    from disksleuth.present.report import RUN_COLORS
+
+    first, second = (tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in RUN_COLORS[:2])
+    assert counts.get(first, 0) > 2000 and counts.get(second, 0) > 2000
     pdf = tmp_path / "report.pdf"
     res = subprocess.run(
         [

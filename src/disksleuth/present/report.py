@@ -1,42 +1,115 @@
 """`report`: one self-contained HTML file. Charts are matplotlib figures embedded as inline SVG; no
-network resources, no JavaScript, print-friendly CSS."""
+network resources, no JavaScript, print-friendly CSS.
+
+Every chart is a function `chart(docs or doc) -> svg | None` so new ones (a sustained-write plot) slot
+into ACROSS_RUNS_CHARTS or RUN_CHARTS. Charts are drawn at the width they are shown (CHART_WIDTH_IN at
+96 dpi fits the page and an A4/Letter print), so their 8-9 pt text prints at 8-9 pt instead of being
+scaled down.
+
+What a reader must not lose, whatever the chart: memory-backed targets and cache-affected tests are
+marked, skipped tests and stability notes are listed, % of the RAM reference is shown, and findings
+come first.
+"""
 
 from __future__ import annotations
 
 import html
 import io
+import math
+import textwrap
+from collections.abc import Callable
 from typing import Any
 
 from disksleuth.analysis.compare import run_label
 from disksleuth.units import fmt_bytes
 
+CHART_WIDTH_IN = 7.0
+FONT_PT = 9
+SMALL_PT = 8  # the smallest text in any chart: ticks, value labels
+DECADES_FOR_LOG = 2.0  # a log axis when the largest value is >= 10^2 times the smallest
+
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2rem auto; max-width: 1100px;
        color: #1b1f24; padding: 0 1rem; }
 h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; border-bottom: 1px solid #d0d7de; padding-bottom: .3rem; }
-table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .9rem; }
-th, td { border: 1px solid #d0d7de; padding: .25rem .5rem; text-align: right; }
+h3 { font-size: 1.05rem; margin-bottom: .3rem; }
+table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .85rem; }
+th, td { border: 1px solid #d0d7de; padding: .2rem .45rem; text-align: right; }
+th { white-space: nowrap; } td { font-variant-numeric: tabular-nums; }
 th:first-child, td:first-child { text-align: left; }
+tr.sub td { color: #57606a; font-size: .8rem; border-top: none; }
+tr.cache td:first-child::after { content: " *"; color: #9a6700; font-weight: 700; }
 .finding { border-left: 4px solid #999; padding: .3rem .7rem; margin: .4rem 0; background: #f6f8fa; }
 .finding.warn { border-color: #d4a72c; } .finding.critical { border-color: #cf222e; }
 .finding.info { border-color: #0969da; } .finding.ok { border-color: #1a7f37; }
 .code { font-family: ui-monospace, monospace; font-weight: 600; }
 .summary { font-size: 1.05rem; font-weight: 600; }
+.badge { display: inline-block; font-size: .75rem; font-weight: 600; padding: .05rem .45rem; border-radius: 1rem;
+         margin-left: .4rem; vertical-align: middle; border: 1px solid; }
+.badge.memory { color: #8250df; border-color: #8250df; } .badge.cache { color: #9a6700; border-color: #d4a72c; }
+.badge.skipped { color: #57606a; border-color: #8c959f; } .badge.unstable { color: #bc4c00; border-color: #bc4c00; }
+.caveats { background: #fff8c5; border: 1px solid #d4a72c; padding: .4rem .8rem; margin: .5rem 0; }
+.caveats ul { margin: .2rem 0; padding-left: 1.2rem; }
+.chart { margin: .5rem 0 1rem; }
 .chart svg { max-width: 100%; height: auto; }
-.grid { display: grid; grid-template-columns: 1fr 1fr; gap: .5rem 1rem; align-items: end; }
 .muted { color: #57606a; font-size: .85rem; }
-@media print { body { margin: 0; max-width: none; } section, .chart { page-break-inside: avoid; } }
+@media print {
+  body { margin: 0; max-width: none; font-size: 10pt; }
+  /* Whole sections may be taller than a page: keep only charts, rows and boxes whole. */
+  .chart, tr, .finding, .caveats { page-break-inside: avoid; break-inside: avoid; }
+  h2, h3 { page-break-after: avoid; break-after: avoid; }
+}
 """
 
+# Colour-blind-safe colours (Okabe & Ito, "Color Universal Design", 2008), without their yellow,
+# which vanishes on white paper.
+RUN_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#999999")
 
-def _svg(fig: Any) -> str:
-    import matplotlib.pyplot as plt
 
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
-    text = buf.getvalue()
-    return text[text.index("<svg") :]  # drop the XML prolog and DOCTYPE for inline use
+# --- caveats (what a reader must not lose) -----------------------------------------------------
+
+
+def memory_backed(doc: dict[str, Any]) -> bool:
+    """The target stands on RAM: a `memory_backed` finding, or a device we know to be memory
+    (zram, brd ram disks, a loop device over /dev/shm), or a tmpfs scratch file (bench's note)."""
+    if any(f.get("code") == "memory_backed" for f in doc.get("findings") or []):
+        return True
+    device = doc.get("device") or {}
+    if device.get("transport") in ("zram", "brd") or str(device.get("name") or "").startswith(("zram", "ram")):
+        return True
+    backing = str(device.get("backing_file") or "")
+    if backing.startswith(("/dev/shm/", "/run/shm/")):
+        return True
+    return any("(memory)" in str(n) for n in (doc.get("run") or {}).get("notes") or [])
+
+
+def skipped_notes(doc: dict[str, Any]) -> list[str]:
+    return [str(n) for n in (doc.get("run") or {}).get("notes") or [] if "skipped" in str(n).lower()]
+
+
+def unsettled_tests(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [t for t in doc.get("tests") or [] if t.get("settled") is False]
+
+
+def run_badges(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    badges = []
+    if memory_backed(doc):
+        badges.append(("memory", "memory-backed"))
+    if any(t.get("cache_affected") for t in doc.get("tests") or []):
+        badges.append(("cache", "cache-affected tests"))
+    if skipped_notes(doc):
+        badges.append(("skipped", "tests skipped"))
+    if unsettled_tests(doc):
+        badges.append(("unstable", "not settled"))
+    return badges
+
+
+def series_label(doc: dict[str, Any]) -> str:
+    """A run's name in chart legends, with its caveat: '#3 loop2 (memory)'."""
+    return run_label(doc) + (" (memory)" if memory_backed(doc) else "")
+
+
+# --- matplotlib helpers -----------------------------------------------------------------------
 
 
 def _plt() -> Any:
@@ -45,111 +118,398 @@ def _plt() -> Any:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update({"figure.dpi": 96, "font.size": 9, "svg.hashsalt": "disksleuth"})
+    plt.rcParams.update(
+        {
+            "figure.dpi": 96,
+            "font.size": FONT_PT,
+            "axes.titlesize": FONT_PT + 1,
+            "axes.labelsize": FONT_PT,
+            "xtick.labelsize": SMALL_PT,
+            "ytick.labelsize": SMALL_PT,
+            "legend.fontsize": SMALL_PT,
+            "svg.hashsalt": "disksleuth",
+            "svg.fonttype": "none",  # text stays text: crisp in print, searchable, a third of the size
+        }
+    )
     return plt
 
 
-def chain_chart(device: dict[str, Any]) -> str | None:
-    """The link chain as a path from the drive to the CPU: one node per hop, its ceiling beneath."""
-    hops = ((device.get("link") or {}).get("hops")) or []
-    if not hops:
+def _svg(fig: Any) -> str | None:
+    """The figure as inline SVG (None stays None: a chart with nothing to draw is left out)."""
+    if fig is None:
         return None
-    plt = _plt()
-    bottleneck = (device.get("link") or {}).get("bottleneck")
-    nodes = [(f"{device.get('name') or 'drive'}", device.get("model") or "", "#8c959f")]
-    for h in hops:
-        ceiling = f"~{h['ceiling_mbps']:,.0f} MB/s" if h.get("ceiling_mbps") else "no ceiling"
-        color = "#e8590c" if bottleneck and h.get("label") == bottleneck else "#0969da"
-        nodes.append((str(h.get("name")), f"{h.get('label')}\n{ceiling}", color))
-    nodes.append(("CPU", "", "#8c959f"))
-    fig, ax = plt.subplots(figsize=(max(5.0, 2.4 * len(nodes)), 1.5))
-    xs = list(range(len(nodes)))
-    ax.plot(xs, [0] * len(xs), color="#afb8c1", linewidth=2, zorder=1)
-    for x, (name, detail, color) in zip(xs, nodes, strict=True):
-        ax.scatter([x], [0], s=160, color=color, zorder=2)
-        ax.text(x, 0.35, name, ha="center", va="bottom", fontsize=8, fontweight="bold")
-        ax.text(x, -0.35, detail, ha="center", va="top", fontsize=7.5, color=color if color != "#8c959f" else "#57606a")
-    ax.set_xlim(-0.7, len(nodes) - 0.3)
-    ax.set_ylim(-1.6, 1.0)
-    ax.axis("off")
-    return _svg(fig)
+    import matplotlib.pyplot as plt
+
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", pad_inches=0.05)
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg") :]  # drop the XML prolog and DOCTYPE for inline use
 
 
-def bar_chart(docs: list[dict[str, Any]], metric: str, title: str, test_filter: Any) -> str | None:
-    plt = _plt()
+def _spans_decades(values: list[float]) -> bool:
+    positive = [v for v in values if v and v > 0]
+    return len(positive) > 1 and math.log10(max(positive) / min(positive)) >= DECADES_FOR_LOG
+
+
+def _log_floor(values: list[float]) -> float:
+    """A decade below the smallest value, so the shortest bar still shows above the axis floor."""
+    smallest = min(v for v in values if v and v > 0)
+    return 10 ** math.floor(math.log10(smallest) - 0.3)
+
+
+def _fmt(v: float) -> str:
+    if v >= 100:
+        return f"{v:,.0f}"
+    if v >= 10:
+        return f"{v:,.1f}"
+    return f"{v:,.2f}"
+
+
+def _wrap(text: str, width: int = 18) -> str:
+    return "\n".join(textwrap.wrap(text, width)) or text
+
+
+# --- charts across runs -----------------------------------------------------------------------
+
+
+def bar_figure(docs: list[dict[str, Any]], metric: str, title: str, test_filter: Callable[[dict], bool]) -> Any:
+    """Horizontal bars, one group per test and one bar per run, value at the end of each bar.
+
+    Horizontal so test names never rotate and 6 runs x 8 tests stay legible at the page width; a log
+    axis when the values span two decades (a RAM disk next to an SD card), its floor a decade under
+    the smallest bar; the axis runs past the longest bar so every label stays inside the frame.
+    Error bars when tests carry `ci95_pct` (half-width of the 95% interval, % of the figure)."""
     tests: list[str] = []
     for d in docs:
-        for t in d["tests"]:
-            if test_filter(t) and t.get(metric) is not None and t["id"] not in tests:
+        for t in d.get("tests") or []:
+            if test_filter(t) and (t.get(metric) or 0) > 0 and t["id"] not in tests:
                 tests.append(t["id"])
     if not tests:
         return None
-    fig, ax = plt.subplots(figsize=(max(4.2, 0.9 * len(tests) * max(1, len(docs)) + 1.5), 2.8))
-    width = 0.8 / len(docs)
-    for i, d in enumerate(docs):
-        by_id = {t["id"]: t for t in d["tests"]}
-        values = [(by_id.get(t) or {}).get(metric) or 0 for t in tests]
-        bars = ax.bar([x + i * width for x in range(len(tests))], values, width, label=run_label(d))
-        ax.bar_label(bars, labels=[f"{v:,.0f}" if v else "" for v in values], fontsize=7, padding=2)
-    ax.set_xticks([x + width * (len(docs) - 1) / 2 for x in range(len(tests))], tests, rotation=15, ha="right")
-    ax.set_title(title)
-    ax.set_ylabel("MB/s" if metric.endswith("mbps") else "IOPS")
-    ax.legend(fontsize=7)
-    ax.grid(axis="y", alpha=0.3)
-    return _svg(fig)
+    plt = _plt()
+    # Compact groups: a test gets a bar only for the runs that have it, so six runs with different
+    # profiles do not leave rows of empty slots.
+    bars_by_run: dict[int, list[tuple[float, dict[str, Any]]]] = {}
+    ticks, y = [], 0.0
+    for test_id in tests:
+        first = y
+        for i, d in enumerate(docs):
+            t = next((t for t in d.get("tests") or [] if t["id"] == test_id), None)
+            if t is not None and (t.get(metric) or 0) > 0:
+                bars_by_run.setdefault(i, []).append((y, t))
+                y += 1.0
+        ticks.append((first + y - 1.0) / 2)
+        y += 0.6  # the gap between tests
+    values_all = [t[metric] for rows in bars_by_run.values() for _, t in rows]
+    log = _spans_decades(values_all)
+    floor = _log_floor(values_all) if log else 0.0
+    top = max(values_all)
+    fig, ax = plt.subplots(figsize=(CHART_WIDTH_IN, 0.9 + 0.2 * y))
+    any_cache = False
+    for i, rows in sorted(bars_by_run.items()):
+        d = docs[i]
+        values = [t[metric] for _, t in rows]
+        cache = [bool(t.get("cache_affected")) for _, t in rows]
+        any_cache = any_cache or any(cache)
+        errs = [
+            v * t["ci95_pct"] / 100.0 if isinstance(t.get("ci95_pct"), (int, float)) and t["ci95_pct"] > 0 else 0.0
+            for v, (_, t) in zip(values, rows, strict=True)
+        ]
+        memory = memory_backed(d)
+        bars = ax.barh(
+            [yy for yy, _ in rows],
+            [v - floor for v in values],
+            0.82,
+            left=floor,
+            color=RUN_COLORS[i % len(RUN_COLORS)],
+            hatch="//" if memory else None,
+            edgecolor="#444444" if memory else "white",
+            linewidth=0.3,
+            label=series_label(d),
+            xerr=errs if any(errs) else None,
+            error_kw={"elinewidth": 0.9, "capsize": 2, "ecolor": "#24292f"},
+        )
+        labels = [_fmt(v) + (" *" if c else "") for v, c in zip(values, cache, strict=True)]
+        ax.bar_label(bars, labels=labels, fontsize=SMALL_PT, padding=3, clip_on=True)
+    ax.set_yticks(ticks, tests)
+    ax.set_ylim(y - 0.6 + 0.3, -0.7)  # first test at the top, in profile order
+    unit = "MB/s" if metric.endswith("mbps") else "IOPS"
+    if log:
+        ax.set_xscale("log")
+        ax.set_xlim(floor, top * 8)  # room for the value label right of the longest bar
+        ax.set_xlabel(f"{unit} (log scale: values span {math.log10(top / min(values_all)):.1f} decades)")
+    else:
+        ax.set_xlim(0, top * 1.28)
+        ax.set_xlabel(unit)
+    ax.set_title(title, loc="left")
+    ax.grid(axis="x", alpha=0.3, which="both" if log else "major")
+    ax.set_axisbelow(True)
+    n_runs = len(bars_by_run)
+    _legend_below(ax, n_runs, "* cache-affected: page cache or memory, not the medium" if any_cache else None)
+    return fig
+
+
+def _legend_below(ax: Any, entries: int, footnote: str | None = None) -> None:
+    """Legend under the x label, never over the bars; offsets in points so any chart height works."""
+    from matplotlib.transforms import ScaledTranslation
+
+    below = ScaledTranslation(0, -42 / 72, ax.figure.dpi_scale_trans)
+    ax.legend(
+        loc="upper left",
+        bbox_to_anchor=(0, 0),
+        bbox_transform=ax.transAxes + below,
+        ncol=min(entries, 3),
+        frameon=False,
+        borderaxespad=0,
+    )
+    if footnote:
+        rows = math.ceil(entries / 3)
+        ax.annotate(
+            footnote,
+            (0, 0),
+            (0, -44 - 14 * rows),
+            xycoords="axes fraction",
+            textcoords="offset points",
+            va="top",
+            fontsize=SMALL_PT,
+            color="#9a6700",
+            gid="footnote",
+        )
+
+
+def _latency_rows(docs: list[dict[str, Any]]) -> list[tuple[str, dict[str, float | None], bool]]:
+    rows = []
+    for d in docs:
+        memory = memory_backed(d)
+        for t in d.get("tests") or []:
+            split = [
+                (direction, {k: t.get(f"{direction}_lat_{k}_us") for k in ("p50", "p99", "p999")})
+                for direction in ("read", "write")
+                if t.get(f"{direction}_lat_p50_us")
+            ]
+            label = f"#{d['run']['id']} {t['id']}"
+            if split:  # a mixed test: each direction on its own row
+                rows += [(f"{label} {direction}", figs, memory) for direction, figs in split]
+            elif t.get("lat_p50_us"):
+                rows.append((label, {k: t.get(f"lat_{k}_us") for k in ("p50", "p99", "p999")}, memory))
+    return rows
+
+
+def latency_figure(docs: list[dict[str, Any]]) -> Any:
+    """Each test's latency as a range: p50 to p99.9, with p99 marked. Log axis when they span decades."""
+    rows = _latency_rows(docs)
+    if not rows:
+        return None
+    plt = _plt()
+    values = [v for _, figs, _ in rows for v in figs.values() if v]
+    log = _spans_decades(values)
+    fig, ax = plt.subplots(figsize=(CHART_WIDTH_IN, 0.9 + 0.22 * len(rows)))
+    for y, (_, figs, memory) in enumerate(rows):
+        known = [v for v in (figs["p50"], figs["p99"], figs["p999"]) if v]
+        color = "#8250df" if memory else "#0969da"
+        ax.plot([min(known), max(known)], [y, y], color=color, linewidth=2, alpha=0.5, solid_capstyle="butt")
+        for key, marker, name in (("p50", "o", "p50"), ("p99", "D", "p99"), ("p999", ">", "p99.9")):
+            if figs[key]:
+                ax.plot([figs[key]], [y], marker=marker, color=color, markersize=5, linestyle="none",
+                        label=name if y == 0 else None)
+        ax.annotate(
+            _fmt(max(known)), (max(known), y), (5, 0), textcoords="offset points", fontsize=SMALL_PT, va="center"
+        )
+    ax.set_yticks(range(len(rows)), [r[0] for r in rows])
+    ax.set_ylim(len(rows) - 0.4, -0.6)  # first row at the top; half a row of room above and below
+    if log:
+        ax.set_xscale("log")
+        ax.set_xlim(_log_floor(values), max(values) * 6)
+        ax.set_xlabel("latency µs (log scale)")
+    else:
+        ax.set_xlim(0, max(values) * 1.2)
+        ax.set_xlabel("latency µs")
+    ax.grid(axis="x", alpha=0.3, which="both" if log else "major")
+    ax.set_axisbelow(True)
+    ax.set_title("Latency: p50 (circle), p99 (diamond), p99.9 (triangle); purple rows are memory-backed", loc="left")
+    return fig
+
+
+def pct_of_reference_figure(docs: list[dict[str, Any]]) -> Any:
+    """Runs with a RAM-disk reference (riscos): each figure as % of the same test on RAM."""
+    rows = []
+    for d in docs:
+        for t in d.get("tests") or []:
+            for key, value in (t.get("pct_of_reference") or {}).items():
+                if value is not None:
+                    direction, unit = key.split("_", 1)
+                    unit = {"mbps": "MB/s", "iops": "IOPS"}.get(unit, unit)
+                    rows.append((f"#{d['run']['id']} {t['id']} {direction} {unit}", value))
+    if not rows:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(CHART_WIDTH_IN, 0.9 + 0.22 * len(rows)))
+    bars = ax.barh(range(len(rows)), [v for _, v in rows], 0.7, color="#1a7f37")
+    ax.bar_label(bars, labels=[f"{v:,.1f}%" for _, v in rows], fontsize=SMALL_PT, padding=3, clip_on=True)
+    ax.axvline(100, color="#57606a", linestyle="--", linewidth=1)
+    ax.set_yticks(range(len(rows)), [r for r, _ in rows])
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(110.0, max(v for _, v in rows) * 1.25))
+    ax.set_xlabel("% of the RAM-disk reference (dashed: as fast as RAM)")
+    ax.set_title("Share of the RAM reference", loc="left")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_axisbelow(True)
+    return fig
+
+
+# --- charts per run ---------------------------------------------------------------------------
+
+
+def chain_figure(device: dict[str, Any]) -> Any:
+    """The link chain as a path from the drive (left) to the CPU (right), an arrow per hop, each
+    hop's ceiling beneath it; the hop that sets the ceiling in orange."""
+    link = device.get("link") or {}
+    hops = link.get("hops") or []
+    if not hops:
+        return None
+    plt = _plt()
+    bottleneck = link.get("bottleneck")
+    grey, blue, orange = "#6e7781", "#0969da", "#bc4c00"
+    drive = device.get("model") or device.get("transport") or ""
+    nodes = [(str(device.get("name") or "drive"), drive, grey)]
+    for h in hops:
+        if h.get("ceiling_mbps"):
+            ceiling = f"~{h['ceiling_mbps']:,.0f} MB/s"
+        elif h.get("kind") == "virtual":
+            ceiling = "no link ceiling"
+        else:
+            ceiling = "ceiling unknown"
+        detail = str(h.get("label") or h.get("kind") or "")
+        if h.get("port"):  # a PCIe hop is the link between this function and the port above it
+            detail += f"\nto port {h['port']}"
+        backing = h.get("backing") or []
+        color = orange if bottleneck and h.get("label") == bottleneck else blue
+        name = str(h.get("name"))
+        if h.get("kind") == "virtual":  # its name is the device's own; say what it is instead
+            name = f"{h.get('driver') or 'virtual'} driver"
+            detail = "virtual: no physical link"
+            if backing:
+                detail += "\nbacked by " + ", ".join(str(b) for b in backing)
+        nodes.append((name, f"{detail}\n{ceiling}", color))
+    nodes.append(("CPU", "memory" if device.get("transport") in ("loop", "zram") else "", grey))
+    fig, ax = plt.subplots(figsize=(CHART_WIDTH_IN, 1.9))
+    xs = [float(i) for i in range(len(nodes))]
+    for a, b in zip(xs, xs[1:], strict=False):
+        ax.annotate("", (b - 0.13, 0), (a + 0.13, 0), arrowprops={"arrowstyle": "-|>", "color": "#8c959f", "lw": 1.6})
+    width = max(10, int(60 / len(nodes)))
+    for x, (name, detail, color) in zip(xs, nodes, strict=True):
+        ax.scatter([x], [0], s=170, color=color, zorder=2)
+        ax.text(x, 0.3, _wrap(name, width), ha="center", va="bottom", fontsize=FONT_PT, fontweight="bold")
+        ax.text(x, -0.3, "\n".join(_wrap(part, width) for part in detail.split("\n")), ha="center", va="top",
+                fontsize=SMALL_PT, color=color if color != grey else "#57606a")
+    ax.text(xs[0], 0.95, "device", ha="center", fontsize=SMALL_PT, color="#57606a")
+    ax.text(xs[-1], 0.95, "CPU side", ha="center", fontsize=SMALL_PT, color="#57606a")
+    ax.set_xlim(-0.6, xs[-1] + 0.6)
+    lines = max(n.count("\n") + 1 for _, n, _ in nodes)
+    ax.set_ylim(-0.55 - 0.28 * lines, 1.15)
+    ax.axis("off")
+    return fig
+
+
+def _steps(series: list[dict[str, Any]], offset: float) -> tuple[list[float], list[float]]:
+    """Each status point covers the interval that ends at its time: draw it as a flat segment, so a
+    test with one or two points is a line, not an isolated dot."""
+    xs, ys = [], []
+    prev_t = None
+    for i, p in enumerate(series):
+        t = float(p["t_s"])
+        if prev_t is None:
+            nxt = float(series[i + 1]["t_s"]) if len(series) > 1 else t + 1.0
+            prev_t = max(0.0, t - (nxt - t))
+        value = (p.get("read_mbps") or 0) + (p.get("write_mbps") or 0)
+        xs += [offset + prev_t, offset + t]
+        ys += [value, value]
+        prev_t = t
+    return xs, ys
+
+
+def timeline_figure(doc: dict[str, Any]) -> Any:
+    """Throughput over time, test after test, with the drive temperature on a second axis."""
+    tests = [t for t in doc.get("tests") or [] if t.get("series")]
+    if not tests:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(CHART_WIDTH_IN, 2.9))
+    offset = 0.0
+    temps: list[tuple[float, float]] = []
+    ymax = 0.0
+    for i, t in enumerate(tests):
+        xs, ys = _steps(t["series"], offset)
+        color = RUN_COLORS[i % len(RUN_COLORS)]
+        ax.plot(xs, ys, color=color, linewidth=1.6, label=t["id"] + (" *" if t.get("cache_affected") else ""))
+        ymax = max(ymax, *ys)
+        temps += [(offset + float(p["t_s"]), p["temperature_c"]) for p in t["series"] if p.get("temperature_c")]
+        if i:
+            ax.axvline(offset, color="#d0d7de", linewidth=0.8)
+        offset = xs[-1] + 0.5
+    ax.set_xlim(0, offset)
+    positive = [(p.get("read_mbps") or 0) + (p.get("write_mbps") or 0) for t in tests for p in t["series"]]
+    positive = [v for v in positive if v > 0]
+    if _spans_decades(positive):
+        ax.set_yscale("log")
+        ax.set_ylim(_log_floor(positive), ymax * 2)
+        ax.set_ylabel("MB/s, read + write (log)")
+    else:
+        ax.set_ylim(0, ymax * 1.15 or 1)
+        ax.set_ylabel("MB/s (read + write)")
+    ax.set_xlabel("seconds (tests back to back)")
+    ax.grid(alpha=0.3)
+    _legend_below(ax, len(tests))
+    if temps:
+        ax2 = ax.twinx()
+        ax2.plot([x for x, _ in temps], [c for _, c in temps], color="#cf222e", linestyle="--", linewidth=1.2)
+        ax2.set_ylabel("drive °C", color="#cf222e")
+    ax.set_title(f"Run #{doc['run']['id']}: throughput over time", loc="left")
+    return fig
+
+
+def bar_chart(docs: list[dict[str, Any]], metric: str, title: str, test_filter: Callable[[dict], bool]) -> str | None:
+    return _svg(bar_figure(docs, metric, title, test_filter))
 
 
 def latency_chart(docs: list[dict[str, Any]]) -> str | None:
-    plt = _plt()
-    rows = [(d, t) for d in docs for t in d["tests"] if t.get("lat_p50_us")]
-    if not rows:
-        return None
-    fig, ax = plt.subplots(figsize=(max(5, 0.9 * len(rows) + 2), 3))
-    labels = [f"#{d['run']['id']} {t['id']}" for d, t in rows]
-    for j, (key, name) in enumerate((("lat_p50_us", "p50"), ("lat_p99_us", "p99"), ("lat_p999_us", "p99.9"))):
-        ax.bar([x + j * 0.27 for x in range(len(rows))], [t.get(key) or 0 for _, t in rows], 0.27, label=name)
-    ax.set_yscale("log")
-    ax.set_ylabel("latency µs (log)")
-    ax.set_xticks([x + 0.27 for x in range(len(rows))], labels, rotation=30, ha="right", fontsize=7)
-    ax.set_title("Latency percentiles")
-    ax.legend(fontsize=7)
-    ax.grid(axis="y", alpha=0.3)
-    return _svg(fig)
+    return _svg(latency_figure(docs))
+
+
+def pct_of_reference_chart(docs: list[dict[str, Any]]) -> str | None:
+    return _svg(pct_of_reference_figure(docs))
+
+
+def chain_chart(device: dict[str, Any]) -> str | None:
+    return _svg(chain_figure(device))
 
 
 def timeline_chart(doc: dict[str, Any]) -> str | None:
-    """Throughput over time, test after test, with the drive temperature on a second axis."""
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(9, 2.8))
-    offset = 0.0
-    drew = False
-    temps_t, temps_c = [], []
-    for t in doc["tests"]:
-        series = t.get("series") or []
-        if not series:
-            continue
-        xs = [offset + p["t_s"] for p in series]
-        ys = [(p.get("read_mbps") or 0) + (p.get("write_mbps") or 0) for p in series]
-        ax.plot(xs, ys, marker="o", markersize=3, label=t["id"])  # markers: short tests have one point
-        for x, p in zip(xs, series, strict=True):
-            if p.get("temperature_c") is not None:
-                temps_t.append(x)
-                temps_c.append(p["temperature_c"])
-        offset = xs[-1] + 1
-        drew = True
-    if not drew:
-        plt.close(fig)
-        return None
-    ax.set_xlabel("seconds (tests back to back)")
-    ax.set_ylabel("MB/s")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
-    if temps_c:
-        ax2 = ax.twinx()
-        ax2.plot(temps_t, temps_c, color="#cf222e", linestyle="--", label="temperature °C")
-        ax2.set_ylabel("°C", color="#cf222e")
-    ax.set_title(f"Run #{doc['run']['id']}: throughput over time")
-    return _svg(fig)
+    return _svg(timeline_figure(doc))
+
+
+# Charts drawn once for all runs, then once per run. A new chart is one function added here.
+ACROSS_RUNS_CHARTS: list[Callable[[list[dict[str, Any]]], str | None]] = [
+    lambda docs: bar_chart(docs, "read_mbps", "Sequential read MB/s", _seq),
+    lambda docs: bar_chart(docs, "write_mbps", "Sequential write MB/s", _seq),
+    lambda docs: bar_chart(docs, "read_iops", "Random read IOPS", _rnd),
+    lambda docs: bar_chart(docs, "write_iops", "Random write IOPS", _rnd),
+    latency_chart,
+    pct_of_reference_chart,
+]
+RUN_CHARTS: list[Callable[[dict[str, Any]], str | None]] = [timeline_chart]
+
+
+def _seq(t: dict[str, Any]) -> bool:
+    return (t.get("bs_bytes") or 0) >= 128 * 1024
+
+
+def _rnd(t: dict[str, Any]) -> bool:
+    return not _seq(t)
+
+
+# --- HTML -------------------------------------------------------------------------------------
 
 
 def _e(v: Any) -> str:
@@ -157,12 +517,122 @@ def _e(v: Any) -> str:
 
 
 def _num(v: Any, digits: int = 0) -> str:
-    return f"{v:,.{digits}f}" if isinstance(v, (int, float)) else "—"
+    return f"{v:,.{digits}f}" if isinstance(v, (int, float)) and not isinstance(v, bool) else "—"
+
+
+def _stability(t: dict[str, Any]) -> str:
+    parts = []
+    if isinstance(t.get("ci95_pct"), (int, float)):
+        parts.append(f"±{t['ci95_pct']:.1f}% (95%)")
+    if t.get("settled") is False:
+        parts.append("not settled" + (f" (spread {t['stability_pct']:.0f}%)" if t.get("stability_pct") else ""))
+    elif t.get("settled") is True:
+        parts.append("settled")
+    return ", ".join(parts) or "fixed length"
+
+
+def _pct_ref(t: dict[str, Any]) -> str:
+    pct = t.get("pct_of_reference") or {}
+    return " · ".join(f"{k.split('_')[0]} {v:,.0f}%" for k, v in pct.items() if k.endswith("mbps")) or "—"
+
+
+def _tests_table(doc: dict[str, Any]) -> str:
+    tests = doc.get("tests") or []
+    has_ref = any(t.get("pct_of_reference") for t in tests)
+    head = ["test", "read MB/s", "write MB/s", "read IOPS", "write IOPS", "mean µs", "p50 µs", "p99 µs", "p99.9 µs",
+            "stability"]
+    if has_ref:
+        head.append("% of RAM ref")
+    rows = ["<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>"]
+    for t in tests:
+        cells = [
+            _e(t["id"]),
+            _num(t.get("read_mbps"), 1),
+            _num(t.get("write_mbps"), 1),
+            _num(t.get("read_iops")),
+            _num(t.get("write_iops")),
+            _num(t.get("lat_mean_us"), 1),
+            _num(t.get("lat_p50_us"), 1),
+            _num(t.get("lat_p99_us"), 1),
+            _num(t.get("lat_p999_us"), 1),
+            _e(_stability(t)),
+        ]
+        if has_ref:
+            cells.append(_e(_pct_ref(t)))
+        cls = " class='cache'" if t.get("cache_affected") else ""
+        rows.append(f"<tr{cls}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        for d in ("read", "write"):
+            if t.get(f"{d}_lat_p50_us") is None:
+                continue
+            lat = [_num(t.get(f"{d}_lat_{k}_us"), 1) for k in ("mean", "p50", "p99", "p999")]
+            sub = [f"└ {d} latency", "", "", "", "", *lat, ""] + ([""] if has_ref else [])
+            rows.append("<tr class='sub'>" + "".join(f"<td>{c}</td>" for c in sub) + "</tr>")
+    rows.append("</table>")
+    return "".join(rows)
+
+
+def _caveats(doc: dict[str, Any]) -> str:
+    items = []
+    if memory_backed(doc):
+        items.append("<b>Memory-backed target:</b> these figures measure RAM, not a storage device.")
+    cached = [t["id"] for t in doc.get("tests") or [] if t.get("cache_affected")]
+    if cached:
+        items.append(
+            f"<b>Cache-affected (*):</b> {_e(', '.join(cached))} went through the page cache or memory, not the medium."
+        )
+    items += [f"<b>Skipped:</b> {_e(n)}" for n in skipped_notes(doc)]
+    unsettled = [t["id"] for t in unsettled_tests(doc)]
+    if unsettled:
+        items.append(
+            f"<b>Not settled:</b> {_e(', '.join(unsettled))} still moved at the end of the test: "
+            "treat those figures as approximate (their notes below say by how much)."
+        )
+    other = [n for n in (doc.get("run") or {}).get("notes") or [] if n not in skipped_notes(doc)]
+    items += [_e(n) for n in other]
+    for t in doc.get("tests") or []:
+        items += [f"{_e(t['id'])}: {_e(n)}" for n in t.get("notes") or []]
+    changes = ((doc.get("health") or {}).get("changes")) or {}
+    for key, (before, after) in changes.items():
+        items.append(f"<b>Health counter changed during the run:</b> {_e(key)} {_e(before)} → {_e(after)}")
+    if not items:
+        return ""
+    return "<div class='caveats'><b>Caveats</b><ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul></div>"
+
+
+def _reference_table(doc: dict[str, Any]) -> str:
+    ref = doc.get("reference") or []
+    if not ref:
+        return ""
+    rows = "".join(
+        f"<tr><td>{_e(t['id'])}</td><td>{_num(t.get('read_mbps'), 1)}</td><td>{_num(t.get('write_mbps'), 1)}</td>"
+        f"<td>{_num(t.get('read_iops'))}</td><td>{_num(t.get('write_iops'))}</td></tr>"
+        for t in ref
+    )
+    return (
+        "<h3>RAM-disk reference</h3><p class='muted'>The same tests on a RAM-backed target on this host; "
+        "the % column above divides by these.</p><table><tr><th>test</th><th>read MB/s</th><th>write MB/s</th>"
+        f"<th>read IOPS</th><th>write IOPS</th></tr>{rows}</table>"
+    )
+
+
+def _findings(doc: dict[str, Any]) -> str:
+    return "".join(
+        f"<div class='finding {_e(f.get('severity'))}'><span class='code'>{_e(f.get('code'))}</span> "
+        f"({_e(f.get('severity'))}): {_e(f.get('message'))}"
+        + (f"<br><b>fix:</b> {_e(f['hint'])}" if f.get("hint") else "")
+        + "</div>"
+        for f in doc.get("findings") or []
+    )
+
+
+def _badges(doc: dict[str, Any]) -> str:
+    return "".join(f"<span class='badge {cls}'>{_e(text)}</span>" for cls, text in run_badges(doc))
 
 
 def _run_section(doc: dict[str, Any]) -> str:
     run, device = doc["run"], doc.get("device") or {}
-    parts = [f"<section><h2>Run #{run['id']}: {_e(device.get('model') or run.get('device') or run['target'])}</h2>"]
+    title = device.get("model") or run.get("device") or run["target"]
+    parts = [f"<section><h2>Run #{run['id']}: {_e(title)}{_badges(doc)}</h2>"]
     host = run.get("host") or {}
     parts.append(
         f"<p class='muted'>{_e(run['started_at'])} · {_e(run['kind'])} · profile {_e(run['profile'])} · target "
@@ -176,56 +646,35 @@ def _run_section(doc: dict[str, Any]) -> str:
         parts.append(f"<p>{_e(run['note'])}</p>")
     if doc.get("summary"):
         parts.append(f"<p class='summary'>{_e(doc['summary'])}</p>")
+    parts.append(_findings(doc))
+    parts.append(_caveats(doc))
     chain = chain_chart(device)
     if chain:
-        parts.append(f"<h3>Link chain</h3><div class='chart'>{chain}</div>")
-    for f in doc.get("findings") or []:
-        parts.append(
-            f"<div class='finding {_e(f['severity'])}'><span class='code'>{_e(f['code'])}</span> "
-            f"({_e(f['severity'])}): {_e(f['message'])}"
-            + (f"<br><b>fix:</b> {_e(f['hint'])}" if f.get("hint") else "")
-            + "</div>"
-        )
-    parts.append(
-        "<table><tr><th>test</th><th>read MB/s</th><th>write MB/s</th><th>read IOPS</th><th>write IOPS</th>"
-        "<th>mean µs</th><th>p50 µs</th><th>p99 µs</th><th>p99.9 µs</th></tr>"
-    )
-    for t in doc["tests"]:
-        parts.append(
-            f"<tr><td>{_e(t['id'])}</td><td>{_num(t.get('read_mbps'), 1)}</td><td>{_num(t.get('write_mbps'), 1)}</td>"
-            f"<td>{_num(t.get('read_iops'))}</td><td>{_num(t.get('write_iops'))}</td>"
-            f"<td>{_num(t.get('lat_mean_us'), 1)}</td><td>{_num(t.get('lat_p50_us'), 1)}</td>"
-            f"<td>{_num(t.get('lat_p99_us'), 1)}</td><td>{_num(t.get('lat_p999_us'), 1)}</td></tr>"
-        )
-    parts.append("</table>")
-    timeline = timeline_chart(doc)
-    if timeline:
-        parts.append(f"<div class='chart'>{timeline}</div>")
+        parts.append(f"<h3>Link chain, device to CPU</h3><div class='chart'>{chain}</div>")
+    parts.append(_tests_table(doc))
+    parts.append(_reference_table(doc))
+    parts += [f"<div class='chart'>{svg}</div>" for chart in RUN_CHARTS if (svg := chart(doc))]
     parts.append("</section>")
-    return "\n".join(parts)
+    return "\n".join(p for p in parts if p)
+
+
+def _runs_table(docs: list[dict[str, Any]]) -> str:
+    rows = "".join(
+        f"<tr><td>#{d['run']['id']}</td><td>{_e(d['run'].get('started_at'))}</td>"
+        f"<td>{_e((d.get('device') or {}).get('model') or d['run'].get('device') or d['run'].get('target'))}</td>"
+        f"<td>{_e(d['run'].get('profile'))}</td><td>{_e(d['run'].get('target'))}</td><td>{_badges(d) or '—'}</td></tr>"
+        for d in docs
+    )
+    return (
+        "<table><tr><th>run</th><th>started</th><th>device</th><th>profile</th><th>target</th><th>caveats</th></tr>"
+        f"{rows}</table>"
+    )
 
 
 def render_report(docs: list[dict[str, Any]]) -> str:
-    def seq(t: dict[str, Any]) -> bool:
-        return (t.get("bs_bytes") or 0) >= 128 * 1024
-
-    def rnd(t: dict[str, Any]) -> bool:
-        return not seq(t)
-
-    charts = [
-        bar_chart(docs, "read_mbps", "Sequential read MB/s", seq),
-        bar_chart(docs, "write_mbps", "Sequential write MB/s", seq),
-        bar_chart(docs, "read_iops", "Random read IOPS", rnd),
-        bar_chart(docs, "write_iops", "Random write IOPS", rnd),
-        latency_chart(docs),
-    ]
     title = "disksleuth report: " + ", ".join(f"#{d['run']['id']}" for d in docs)
-    bars, latency = [c for c in charts[:4] if c], charts[4]
-    body = [f"<h1>{_e(title)}</h1>", "<section><h2>Across runs</h2><div class='grid'>"]
-    body += [f"<div class='chart'>{c}</div>" for c in bars]
-    body.append("</div>")
-    if latency:
-        body.append(f"<div class='chart'>{latency}</div>")
+    body = [f"<h1>{_e(title)}</h1>", "<section><h2>Across runs</h2>", _runs_table(docs)]
+    body += [f"<div class='chart'>{svg}</div>" for chart in ACROSS_RUNS_CHARTS if (svg := chart(docs))]
     body.append("</section>")
     body += [_run_section(d) for d in docs]
     return (
