@@ -7,8 +7,20 @@ import os
 
 from conftest import DATA, SMARTCTL_FIXTURES
 
-from disksleuth.probe.smart_attributes import parse_attributes, parse_latest_self_test
 from disksleuth.probe.smart_parse import parse_smartctl_json
+
+
+def parse_attributes(doc: dict):
+    from disksleuth.probe.smart_attributes import parse_attributes as parse
+
+    return parse(doc)
+
+
+def parse_latest_self_test(doc: dict):
+    from disksleuth.probe.smart_attributes import parse_latest_self_test as parse
+
+    return parse(doc)
+
 
 X = os.path.join(DATA, "smartctl-x")
 ATA_FULL = os.path.join(X, "scrutiny-smart-ata-full.json")  # smartctl -x -j, extended self-test log

@@ -11,10 +11,34 @@ import subprocess
 import pytest
 from conftest import DATA, SYSFS
 
-from disksleuth.present.text import pci_display_name
-from disksleuth.probe import pciids
+from disksleuth.present import text
 from disksleuth.probe.pci import list_pci_functions
-from disksleuth.probe.pciids import find_pci_ids, lookup_pci_names, pci_names
+
+
+def _pciids():  # imported per test, so each one fails on its own where the module is missing
+    from disksleuth.probe import pciids
+
+    return pciids
+
+
+def lookup_pci_names(*args):
+    return _pciids().lookup_pci_names(*args)
+
+
+def pci_names(*args):
+    return _pciids().pci_names(*args)
+
+
+def find_pci_ids(*args):
+    return _pciids().find_pci_ids(*args)
+
+
+def _system_pci_ids() -> str | None:
+    try:
+        return find_pci_ids()
+    except ImportError:
+        return None
+
 
 EXCERPT = os.path.join(DATA, "pciids", "pci.ids")  # verbatim lines of a real pci.ids (see README.md there)
 
@@ -61,11 +85,11 @@ def test_unknown_and_odd_ids(excerpt):
 
 
 def test_display_name_like_lspci():
-    assert pci_display_name("Intel Corporation", None, "8086:0d57") == "Intel Corporation Device 0d57"
-    assert pci_display_name("Red Hat, Inc.", "Virtio 1.0 block device", "1af4:1042") == (
+    assert text.pci_display_name("Intel Corporation", None, "8086:0d57") == "Intel Corporation Device 0d57"
+    assert text.pci_display_name("Red Hat, Inc.", "Virtio 1.0 block device", "1af4:1042") == (
         "Red Hat, Inc. Virtio 1.0 block device"
     )
-    assert pci_display_name(None, None, "dead:beef") == "dead:beef"
+    assert text.pci_display_name(None, None, "dead:beef") == "dead:beef"
 
 
 def test_search_order_and_gzip(tmp_path, excerpt):
@@ -90,7 +114,7 @@ def test_functions_named_from_a_tree(excerpt):
 
 
 def test_links_shows_names_in_table_and_json(cli, monkeypatch):
-    monkeypatch.setattr(pciids, "PCI_IDS_PATHS", (EXCERPT,))
+    monkeypatch.setattr(_pciids(), "PCI_IDS_PATHS", (EXCERPT,))
     tree = os.path.join(SYSFS, "pcie_switch_middle")
     human = cli("links", "--sysfs-root", tree)
     assert human.code == 0, human.err
@@ -102,14 +126,14 @@ def test_links_shows_names_in_table_and_json(cli, monkeypatch):
 
 
 def test_links_without_pci_ids_says_how_to_get_names(cli, monkeypatch, tmp_path):
-    monkeypatch.setattr(pciids, "PCI_IDS_PATHS", (str(tmp_path / "none"),))
+    monkeypatch.setattr(_pciids(), "PCI_IDS_PATHS", (str(tmp_path / "none"),))
     res = cli("links", "--sysfs-root", os.path.join(SYSFS, "scenario_badly_seated"))
     assert res.code == 0 and "install pciutils" in res.out
     doc = cli("links", "--json", "--sysfs-root", os.path.join(SYSFS, "scenario_badly_seated")).json()
     assert all(f["vendor_name"] is None for f in doc["functions"])
 
 
-@pytest.mark.skipif(find_pci_ids() is None, reason="no pci.ids installed (pciutils or hwdata)")
+@pytest.mark.skipif(_system_pci_ids() is None, reason="no pci.ids installed (pciutils or hwdata)")
 def test_links_on_this_machine_matches_lspci(cli):
     if not shutil.which("lspci"):
         pytest.skip("lspci is not installed")

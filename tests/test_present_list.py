@@ -8,10 +8,10 @@ import shutil
 
 from conftest import SYSFS
 
-from disksleuth.analysis.ceilings import link_chain, sata_label, usb_version_label
+from disksleuth.analysis import ceilings
 from disksleuth.analysis.safety import identity_line
 from disksleuth.model import Device, SataHop, UsbHop
-from disksleuth.probe.block import parse_udev_fstype
+from disksleuth.probe import block
 
 
 def _list(cli, tree: str, *extra: str):
@@ -56,19 +56,19 @@ def test_unmounted_file_system_comes_from_the_udev_database(cli, tmp_path):
 
 
 def test_parse_udev_fstype():
-    assert parse_udev_fstype("E:ID_FS_TYPE=crypto_LUKS\nE:ID_FS_USAGE=crypto") == "crypto_LUKS"
-    assert parse_udev_fstype("E:ID_FS_TYPE=\n") is None
-    assert parse_udev_fstype(None) is None
-    assert parse_udev_fstype("E:ID_PART_TABLE_TYPE=gpt") is None
+    assert block.parse_udev_fstype("E:ID_FS_TYPE=crypto_LUKS\nE:ID_FS_USAGE=crypto") == "crypto_LUKS"
+    assert block.parse_udev_fstype("E:ID_FS_TYPE=\n") is None
+    assert block.parse_udev_fstype(None) is None
+    assert block.parse_udev_fstype("E:ID_PART_TABLE_TYPE=gpt") is None
 
 
 # --- labels ----------------------------------------------------------------------------------
 
 
 def test_sata_label_is_a_rate_not_a_revision(cli):
-    assert sata_label(3.0) == "SATA 3 Gb/s link"
-    assert sata_label(1.5) == "SATA 1.5 Gb/s link"
-    chain = link_chain((SataHop("link3", "ata3", 3.0, None, 6.0),))
+    assert ceilings.sata_label(3.0) == "SATA 3 Gb/s link"
+    assert ceilings.sata_label(1.5) == "SATA 1.5 Gb/s link"
+    chain = ceilings.link_chain((SataHop("link3", "ata3", 3.0, None, 6.0),))
     assert chain.hops[0].label == "SATA 3 Gb/s link" and chain.hops[0].capable_label == "SATA 6 Gb/s link"
     out = _list(cli, "sata_3g_on_6g").out
     assert "SATA 3.0" not in out and "6.0 Gb/s" not in out
@@ -76,12 +76,12 @@ def test_sata_label_is_a_rate_not_a_revision(cli):
 
 
 def test_usb_version_reads_as_marketing_name_and_rate(cli):
-    assert usb_version_label("3.10") == "USB 3.2 Gen 1 or Gen 2 (5 or 10 Gb/s)"
-    assert usb_version_label(" 3.00") == "USB 3.2 Gen 1 (5 Gb/s)"
-    assert usb_version_label("2.10") == "USB 2.0 (480 Mb/s)"
-    assert usb_version_label("9.99") == "USB (bcdUSB 9.99)"
+    assert ceilings.usb_version_label("3.10") == "USB 3.2 Gen 1 or Gen 2 (5 or 10 Gb/s)"
+    assert ceilings.usb_version_label(" 3.00") == "USB 3.2 Gen 1 (5 Gb/s)"
+    assert ceilings.usb_version_label("2.10") == "USB 2.0 (480 Mb/s)"
+    assert ceilings.usb_version_label("9.99") == "USB (bcdUSB 9.99)"
     hop = UsbHop("2-1", 5000.0, "3.10", "uas", 5000.0, 10000.0)
-    assert link_chain((hop,)).hops[0].label == "USB 3.2 Gen 1 (5 Gb/s), uas"
+    assert ceilings.link_chain((hop,)).hops[0].label == "USB 3.2 Gen 1 (5 Gb/s), uas"
     out = _list(cli, "usb3_enclosure_on_480").out  # a bcdUSB 3.20 bridge stuck at 480 Mb/s
     assert "USB 3.20" not in out and "USB 3.10" not in out
     assert "USB 3.2 Gen 1, Gen 2 or Gen 2x2 (5 to 20 Gb/s)" in out

@@ -7,14 +7,7 @@ import copy
 import pytest
 
 from disksleuth.present import report
-from disksleuth.present.report import (
-    bar_chart,
-    bar_figure,
-    chain_figure,
-    latency_figure,
-    render_report,
-    timeline_figure,
-)
+from disksleuth.present.report import bar_chart, render_report
 
 
 def _test(test_id: str, **kw) -> dict:
@@ -148,7 +141,7 @@ def test_log_axis_when_values_span_decades_and_no_bar_below_its_floor():
         _doc(1, [_test("RND4K_Q1T1_write", write_iops=19.0)]),  # an SD card
         _doc(2, [_test("RND4K_Q1T1_write", write_iops=92_000.0)]),  # a RAM disk
     ]
-    ax = _ax(bar_figure(docs, "write_iops", "Random write IOPS", lambda t: True))
+    ax = _ax(report.bar_figure(docs, "write_iops", "Random write IOPS", lambda t: True))
     assert ax.get_xscale() == "log"
     left, right = ax.get_xlim()
     bars = [p for c in ax.containers for p in c.patches]
@@ -161,41 +154,43 @@ def test_log_axis_when_values_span_decades_and_no_bar_below_its_floor():
         _doc(1, [_test("RND4K_Q1T1_write", write_iops=300.0)]),
         _doc(2, [_test("RND4K_Q1T1_write", write_iops=900.0)]),
     ]
-    assert _ax(bar_figure(close, "write_iops", "x", lambda t: True)).get_xscale() == "linear"
+    assert _ax(report.bar_figure(close, "write_iops", "x", lambda t: True)).get_xscale() == "linear"
 
 
 @pytest.mark.parametrize("values", [(19.0, 92_000.0), (300.0, 900.0), (5.0, 5.0)])
 def test_value_labels_stay_inside_the_frame(values):
     docs = [_doc(i, [_test("SEQ1M_Q8T1_read", read_mbps=v, cache_affected=i == 1)]) for i, v in enumerate(values)]
-    ax = _ax(bar_figure(docs, "read_mbps", "Sequential read MB/s", lambda t: True))
+    ax = _ax(report.bar_figure(docs, "read_mbps", "Sequential read MB/s", lambda t: True))
     labels = [t for t in ax.texts if t.get_gid() != "footnote"]  # the footnote sits under the legend
     assert labels and all(_inside(ax, t) for t in labels), [t.get_text() for t in labels]
-    lat = _ax(latency_figure(docs))
+    lat = _ax(report.latency_figure(docs))
     assert lat.get_xscale() == "linear" or lat.get_xscale() == "log"
     assert all(_inside(lat, t) for t in lat.texts)
 
 
 def test_latency_spanning_decades_is_log():
     doc = _doc(1, [_test("RND4K_Q1T1_read", lat_p50_us=12.5, lat_p99_us=3000.0, lat_p999_us=9000.0)])
-    assert _ax(latency_figure([doc])).get_xscale() == "log"
+    assert _ax(report.latency_figure([doc])).get_xscale() == "log"
 
 
 def test_error_bars_when_tests_carry_ci95():
     docs = [_doc(1, [_test("SEQ1M_Q8T1_read", read_mbps=1000.0, ci95_pct=5.0)])]
-    ax = _ax(bar_figure(docs, "read_mbps", "x", lambda t: True))
+    ax = _ax(report.bar_figure(docs, "read_mbps", "x", lambda t: True))
     bars = next(c for c in ax.containers if hasattr(c, "errorbar"))
     err = bars.errorbar
     assert err is not None
     segment = err.lines[2][0].get_segments()[0]  # the horizontal error line: 950 to 1050
     assert segment[0][0] == pytest.approx(950.0) and segment[1][0] == pytest.approx(1050.0)
-    plain = _ax(bar_figure([_doc(1, [_test("SEQ1M_Q8T1_read", read_mbps=1000.0)])], "read_mbps", "x", lambda t: True))
+    plain = _ax(
+        report.bar_figure([_doc(1, [_test("SEQ1M_Q8T1_read", read_mbps=1000.0)])], "read_mbps", "x", lambda t: True)
+    )
     assert next(c for c in plain.containers if hasattr(c, "errorbar")).errorbar is None
 
 
 def test_six_runs_with_different_tests_leave_no_empty_slots():
     ids = ["SEQ1M_Q8T1_read", "SEQ1M_Q1T1_read", "SEQ8M_Q1T1_read"]
     docs = [_doc(i, [_test(ids[i % 3], read_mbps=100.0 * (i + 1))]) for i in range(6)]
-    fig = bar_figure(docs, "read_mbps", "x", lambda t: True)
+    fig = report.bar_figure(docs, "read_mbps", "x", lambda t: True)
     ax = _ax(fig)
     assert sum(len(c.patches) for c in ax.containers) == 6
     assert fig.get_size_inches()[1] < 4.0  # 6 bars, not 3 tests x 6 run slots
@@ -217,7 +212,7 @@ def test_short_series_is_drawn_as_a_line_not_a_dot():
             ),
         ],
     )
-    ax = _ax(timeline_figure(doc))
+    ax = _ax(report.timeline_figure(doc))
     lines = [line for line in ax.get_lines() if line.get_label().startswith(("SEQ", "RND"))]
     assert len(lines) == 2
     for line in lines:
@@ -253,7 +248,7 @@ def test_link_chain_runs_from_the_device_to_the_cpu():
             "bottleneck": "PCIe 3.0 x1",
         },
     }
-    ax = _ax(chain_figure(device))
+    ax = _ax(report.chain_figure(device))
     names = [t for t in ax.texts if t.get_fontweight() == "bold"]
     ordered = [t.get_text() for t in sorted(names, key=lambda t: t.get_position()[0])]
     assert ordered == ["nvme0n1", "0000:04:00.0", "0000:02:00.0", "CPU"]
