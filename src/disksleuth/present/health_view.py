@@ -65,7 +65,7 @@ _ROWS = (
 
 def self_test_line(t: SelfTest, power_on_hours: int | None) -> str:
     """ "Extended offline: Completed without error, at 12,667 h (884 h ago)" in rich markup."""
-    from rich.markup import escape
+    from disksleuth.present.text import safe_text as escape  # markup and control characters
 
     if t.in_progress:
         left = f", {t.remaining_pct}% remaining" if t.remaining_pct is not None else ""
@@ -82,8 +82,9 @@ def self_test_line(t: SelfTest, power_on_hours: int | None) -> str:
 
 
 def _ata_table(attrs: tuple[SmartAttribute, ...]) -> Any:
-    from rich.markup import escape
     from rich.table import Table
+
+    from disksleuth.present.text import safe_text as escape  # markup and control characters
 
     # Columns and widths as `smartctl -A -f brief` (the -x default) prints them.
     table = Table(box=None, header_style="bold", pad_edge=False, title="SMART attributes", title_justify="left")
@@ -101,8 +102,9 @@ def _ata_table(attrs: tuple[SmartAttribute, ...]) -> Any:
 
 
 def _nvme_table(attrs: tuple[SmartAttribute, ...]) -> Any:
-    from rich.markup import escape
     from rich.table import Table
+
+    from disksleuth.present.text import safe_text as escape  # markup and control characters
 
     title = "SMART/Health Information (NVMe Log 0x02)"
     table = Table(box=None, show_header=False, pad_edge=False, title=title, title_justify="left")
