@@ -173,6 +173,14 @@ def test_latency_spanning_decades_is_log():
     assert _ax(report.latency_figure([doc])).get_xscale() == "log"
 
 
+def test_value_labels_clear_the_error_bars_inside_the_frame():
+    docs = [_doc(i, [_test("SEQ1M_Q8T1_read", read_mbps=v, ci95_pct=30.0)]) for i, v in enumerate((900.0, 1000.0))]
+    ax = _ax(report.bar_figure(docs, "read_mbps", "x", lambda t: True))
+    labels = [t for t in ax.texts if t.get_gid() != "footnote"]
+    assert all(_inside(ax, t) for t in labels)
+    assert ax.get_xlim()[1] > 1300.0  # past the longest whisker
+
+
 def test_error_bars_when_tests_carry_ci95():
     docs = [_doc(1, [_test("SEQ1M_Q8T1_read", read_mbps=1000.0, ci95_pct=5.0)])]
     ax = _ax(report.bar_figure(docs, "read_mbps", "x", lambda t: True))

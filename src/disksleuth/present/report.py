@@ -204,7 +204,12 @@ def bar_figure(docs: list[dict[str, Any]], metric: str, title: str, test_filter:
     values_all = [t[metric] for rows in bars_by_run.values() for _, t in rows]
     log = _spans_decades(values_all)
     floor = _log_floor(values_all) if log else 0.0
-    top = max(values_all)
+    # The longest bar with its error bar: value labels go past the whisker and must stay inside the frame.
+    top = max(
+        t[metric] * (1 + (t["ci95_pct"] if isinstance(t.get("ci95_pct"), (int, float)) else 0) / 100)
+        for rows in bars_by_run.values()
+        for _, t in rows
+    )
     fig, ax = plt.subplots(figsize=(CHART_WIDTH_IN, 0.9 + 0.2 * y))
     any_cache = False
     for i, rows in sorted(bars_by_run.items()):
@@ -238,7 +243,8 @@ def bar_figure(docs: list[dict[str, Any]], metric: str, title: str, test_filter:
     if log:
         ax.set_xscale("log")
         ax.set_xlim(floor, top * 8)  # room for the value label right of the longest bar
-        ax.set_xlabel(f"{unit} (log scale: values span {math.log10(top / min(values_all)):.1f} decades)")
+        span = math.log10(max(values_all) / min(values_all))
+        ax.set_xlabel(f"{unit} (log scale: values span {span:.1f} decades)")
     else:
         ax.set_xlim(0, top * 1.28)
         ax.set_xlabel(unit)
