@@ -27,15 +27,30 @@ _SIZE_UNITS = {
 # fio's convention: a bare K/M/G suffix is binary (fio HOWTO "Parameter types", kb_base=1024).
 
 
+# An exbibyte is far past any device or file fio can address (its sizes are 64-bit byte counts).
+_MAX_SIZE = 1 << 60
+
+
 def parse_size(text: str) -> int:
-    """'1G', '512MiB', '500MB', '4096' -> bytes. Bare K/M/G are binary, as in fio."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text or "")
+    """'1G', '512MiB', '500MB', '4096' -> bytes. Bare K/M/G are binary, as in fio.
+
+    Exact decimal arithmetic (no float): '1e400'-sized or 5,000-digit inputs are a clear error,
+    never an OverflowError, and '0.0000001' is not silently rounded to 0 bytes."""
+    from decimal import Decimal
+
+    text = text or ""
+    shown = repr(text[:40] + ("…" if len(text) > 40 else ""))
+    # One variable-width gap in the pattern, and the ends stripped first: a regex with \s* on both
+    # sides of an optional part backtracks quadratically on a long run of spaces.
+    m = re.fullmatch(r"([0-9]{1,30}(?:\.[0-9]{1,30})?)[ \t]*([a-zA-Z]{0,3})", text.strip(), re.ASCII)
     if not m or m.group(2).lower() not in _SIZE_UNITS:
-        raise UsageError(f"not a size: {text!r} (try 1G, 512MiB or 500MB)")
-    value = float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]
+        raise UsageError(f"not a size: {shown} (try 1G, 512MiB or 500MB)")
+    value = int(Decimal(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
     if value <= 0:
-        raise UsageError(f"size must be positive: {text!r}")
-    return int(value)
+        raise UsageError(f"size must be at least 1 byte: {shown}")
+    if value > _MAX_SIZE:
+        raise UsageError(f"size too large: {shown} (at most 1 EiB)")
+    return value
 
 
 # --- rates -------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ Quirks handled, each seen in real output (tests/data/fio):
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from disksleuth.errors import ParseError
@@ -45,6 +46,10 @@ def split_documents(buf: str) -> tuple[list[dict], list[str], str]:
             obj, end = _DECODER.raw_decode(buf, m.start())
         except json.JSONDecodeError:
             return docs, stray, buf[m.start() :]
+        except (ValueError, RecursionError) as exc:
+            # Not an incomplete document but an impossible one: an integer past Python's 4,300-digit
+            # limit (ValueError), or nesting deeper than the recursion limit. fio writes neither.
+            raise ParseError(f"fio output holds a malformed JSON document ({_reason(exc)})") from None
         if isinstance(obj, dict):
             docs.append(obj)
         pos = end
@@ -70,29 +75,49 @@ def parse_fio_json(text: str) -> FioReport:
 
 
 def report_from_document(doc: dict, messages: tuple[str, ...] = ()) -> FioReport:
-    jobs = doc.get("jobs")
+    jobs = doc.get("jobs") if isinstance(doc, dict) else None
     if not isinstance(jobs, list):
         raise ParseError("fio JSON has no 'jobs' list")
+    version = doc.get("fio version")
     return FioReport(
-        version=doc.get("fio version"),
+        version=version if isinstance(version, str) else None,
         timestamp_ms=_int(doc.get("timestamp_ms")),
         jobs=tuple(_job(j) for j in jobs if isinstance(j, dict)),
         messages=messages,
     )
 
 
+def _reason(exc: BaseException) -> str:
+    return "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(":")[0][:80]
+
+
+# Every figure fio reports here (bytes, IOPS, ns, ms, CPU %) is a finite number >= 0, its counters
+# are uint64 (stat.h). Anything else (NaN, Infinity, negative, past 2^64, a string, a bool) is
+# treated as missing rather than trusted or raised.
+_UINT64_END = 1 << 64
+
+
 def _int(v: object) -> int | None:
-    try:
-        return int(v)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+    if isinstance(v, bool):
         return None
+    if isinstance(v, float):
+        v = int(v) if math.isfinite(v) and v >= 0 else None
+    elif isinstance(v, str):  # older fio printed some counters as strings
+        v = int(v) if v.isascii() and v.isdigit() and len(v) <= 20 else None
+    return v if isinstance(v, int) and 0 <= v < _UINT64_END else None
 
 
 def _float(v: object) -> float | None:
-    try:
-        return float(v)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+    if isinstance(v, bool):
         return None
+    if isinstance(v, str):
+        try:
+            v = float(v) if len(v) <= 40 else None
+        except ValueError:
+            return None
+    if isinstance(v, int):
+        v = float(v) if abs(v) < _UINT64_END else None
+    return v if isinstance(v, float) and math.isfinite(v) and v >= 0 else None
 
 
 def _lat(d: dict, key_ns: str, key_us: str) -> tuple[dict | None, float]:
@@ -115,7 +140,7 @@ def _direction(d: object) -> FioDirection | None:
         if obj and isinstance(obj.get("percentile"), dict) and obj["percentile"]:
             for k, v in obj["percentile"].items():
                 pk, pv = _float(k), _float(v)
-                if pk is not None and pv is not None:
+                if pk is not None and pv is not None and pk <= 100 and math.isfinite(pv * scale):
                     percentiles[pk] = pv * scale
             source = name
             break
@@ -125,15 +150,21 @@ def _direction(d: object) -> FioDirection | None:
     mx = _float(total.get("max")) if total else None
     return FioDirection(
         io_bytes=_int(d.get("io_bytes")) or 0,
-        bw_bytes=_float(d.get("bw_bytes")) if d.get("bw_bytes") is not None else (_float(d.get("bw")) or 0.0) * 1024,
+        bw_bytes=_float(d.get("bw_bytes")) or 0.0
+        if d.get("bw_bytes") is not None
+        else _finite((_float(d.get("bw")) or 0.0) * 1024) or 0.0,
         iops=_float(d.get("iops")) or 0.0,
         total_ios=_int(d.get("total_ios")) or 0,
         runtime_ms=_int(d.get("runtime")) or 0,
-        lat_mean_ns=mean * scale if mean is not None else None,
-        lat_max_ns=mx * scale if mx is not None else None,
+        lat_mean_ns=_finite(mean * scale) if mean is not None else None,
+        lat_max_ns=_finite(mx * scale) if mx is not None else None,
         percentiles_ns=percentiles,
         percentile_source=source,
     )
+
+
+def _finite(v: float) -> float | None:
+    return v if math.isfinite(v) else None
 
 
 def _job(j: dict) -> FioJob:

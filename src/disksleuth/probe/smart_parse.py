@@ -17,6 +17,7 @@ The captures in tests/data/smartctl were made without `-x`; every field is optio
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from disksleuth.errors import ParseError
@@ -74,26 +75,60 @@ def _get(d: Any, *path: str | int) -> Any:
     return d
 
 
+# smartctl prints counters as JSON integers up to 128 bits (NVMe data units, ATA raw values); a
+# value past that, NaN, Infinity or a bool is treated as missing, never trusted or raised.
+_INT_LIMIT = 1 << 128
+
+
 def _int(v: Any) -> int | None:
     if isinstance(v, bool):
         return None
-    if isinstance(v, int):
-        return v
     if isinstance(v, float):
-        return int(v)
-    return None
+        v = int(v) if math.isfinite(v) else None
+    return v if isinstance(v, int) and -_INT_LIMIT < v < _INT_LIMIT else None
+
+
+def _bool(v: Any) -> bool | None:
+    return v if isinstance(v, bool) else None
+
+
+def _str(v: Any) -> str | None:
+    """A string field (model, serial, firmware, device name); other JSON types are not strings."""
+    return v if isinstance(v, str) else None
+
+
+def _dict(v: Any) -> dict:
+    return v if isinstance(v, dict) else {}
+
+
+def _list(v: Any) -> list:
+    return v if isinstance(v, list) else []
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def load_json(text: str, what: str, hint: str = "") -> Any:
+    """json.loads for files from outside: ParseError for malformed text, NaN/Infinity (not JSON),
+    integers past Python's 4,300-digit limit and nesting deeper than the recursion limit."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        if text.lstrip().startswith(("{", "[")):
+            raise ParseError(f"the {what} JSON is truncated or malformed ({exc.msg} at line {exc.lineno})") from None
+        raise ParseError(f"this is not {what} JSON output{hint}") from None
+    except RecursionError:
+        raise ParseError(f"the {what} JSON is nested too deeply") from None
+    except ValueError as exc:  # NaN/Infinity, or an integer too long to convert
+        raise ParseError(f"the {what} JSON holds an impossible value ({str(exc).split(':')[0][:80]})") from None
 
 
 def load_smartctl_json(text: str) -> dict:
     """The JSON object, or ParseError with one plain reason."""
     if not text.strip():
         raise ParseError("the smartctl output is empty")
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        if text.lstrip().startswith("{"):
-            raise ParseError(f"the smartctl JSON is truncated or malformed ({exc.msg} at line {exc.lineno})") from None
-        raise ParseError("this is not smartctl JSON output (was it saved without --json?)") from None
+    doc = load_json(text, "smartctl", " (was it saved without --json?)")
     if not isinstance(doc, dict):
         raise ParseError("this is not smartctl JSON output (expected an object)")
     version = doc.get("json_format_version")
@@ -104,13 +139,13 @@ def load_smartctl_json(text: str) -> dict:
 
 def parse_smartctl_json(text: str) -> Health:
     doc = load_smartctl_json(text)
-    smartctl = doc.get("smartctl") or {}
+    smartctl = _dict(doc.get("smartctl"))
     status = _int(smartctl.get("exit_status"))
     messages = tuple(
-        str(m.get("string")) for m in smartctl.get("messages") or [] if isinstance(m, dict) and m.get("string")
+        m["string"] for m in _list(smartctl.get("messages")) if isinstance(m, dict) and _str(m.get("string"))
     )
-    device = _get(doc, "device", "name")
-    protocol = _get(doc, "device", "protocol")
+    device = _str(_get(doc, "device", "name"))
+    protocol = _str(_get(doc, "device", "protocol"))
     has_data = any(
         k in doc
         for k in (
@@ -126,18 +161,21 @@ def parse_smartctl_json(text: str) -> Health:
     if not has_data:
         why = "; ".join(messages) or "; ".join(decode_exit_status(status)) or "no device data in the output"
         raise ParseError(f"no SMART data: {why}")
-    nvme = doc.get("nvme_smart_health_information_log") or {}
-    attrs = {a.get("id"): a for a in _get(doc, "ata_smart_attributes", "table") or [] if isinstance(a, dict)}
+    nvme = _dict(doc.get("nvme_smart_health_information_log"))
+    table = _list(_get(doc, "ata_smart_attributes", "table"))
+    attrs = {a["id"]: a for a in table if isinstance(a, dict) and _int(a.get("id"))}
 
     def ata_raw(attr_id: int) -> int | None:
         # raw.value holds vendor-packed bits for some attributes; the low 32 bits are the count.
         raw = _int(_get(attrs.get(attr_id), "raw", "value"))
-        return raw & 0xFFFFFFFF if raw is not None else None
+        return raw & 0xFFFFFFFF if raw is not None and raw >= 0 else None
 
     def speed_gbps(which: str) -> float | None:
         units = _int(_get(doc, "interface_speed", which, "units_per_second"))
         bits = _int(_get(doc, "interface_speed", which, "bits_per_unit"))
-        return round(units * bits / 1e9, 1) if units is not None and bits else None
+        if units is None or not bits or units < 0 or bits < 0 or units * bits > 10**15:  # 1 Pb/s: not a link
+            return None
+        return round(units * bits / 1e9, 1)
 
     error_log = _int(nvme.get("num_err_log_entries"))
     if error_log is None:
@@ -161,7 +199,7 @@ def parse_smartctl_json(text: str) -> Health:
         if (value := _int(nvme.get(key))) is not None
     }
     formats = []
-    for i, f in enumerate(_get(doc, "nvme_namespaces", 0, "lba_formats") or []):
+    for i, f in enumerate(_list(_get(doc, "nvme_namespaces", 0, "lba_formats"))):
         if isinstance(f, dict) and _int(f.get("data_bytes")):
             formats.append(
                 LbaFormat(
@@ -179,11 +217,11 @@ def parse_smartctl_json(text: str) -> Health:
     return Health(
         device=device,
         protocol=protocol,
-        model=doc.get("model_name") or doc.get("scsi_model_name"),
-        serial=doc.get("serial_number"),
-        firmware=doc.get("firmware_version") or doc.get("scsi_revision"),
+        model=_str(doc.get("model_name")) or _str(doc.get("scsi_model_name")),
+        serial=_str(doc.get("serial_number")),
+        firmware=_str(doc.get("firmware_version")) or _str(doc.get("scsi_revision")),
         capacity_bytes=_int(_get(doc, "user_capacity", "bytes")),
-        smart_passed=_get(doc, "smart_status", "passed"),
+        smart_passed=_bool(_get(doc, "smart_status", "passed")),
         temperature_c=_int(_get(doc, "temperature", "current"))
         if _get(doc, "temperature", "current") is not None
         else _int(nvme.get("temperature")),
@@ -211,7 +249,9 @@ def parse_smartctl_json(text: str) -> Health:
         sata_speed_max_gbps=speed_gbps("max"),
         lba_formats=tuple(formats),
         throttle=throttle,
-        smartctl_version=".".join(str(v) for v in version) if isinstance(version, list) else None,
+        smartctl_version=".".join(str(v) for v in version if isinstance(v, (int, str)))
+        if isinstance(version, list)
+        else None,
         exit_status=status,
         exit_status_words=decode_exit_status(status),
         messages=messages,
@@ -225,17 +265,15 @@ def parse_nvme_id_ns_json(text: str) -> tuple[LbaFormat, ...]:
 
     nvme-cli prints "flbas" (bits 0-3: the format in use) and "lbafs": [{"ms", "ds", "rp"}], with
     ds as a power of two (NVMe base spec, Identify Namespace, LBA Format Data Structure)."""
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"nvme id-ns output is not JSON: {exc.msg}") from None
+    doc = load_json(text, "nvme id-ns", " (run nvme id-ns with -o json)")
     if not isinstance(doc, dict) or not isinstance(doc.get("lbafs"), list):
         raise ParseError("nvme id-ns output has no lbafs list")
     in_use = (_int(doc.get("flbas")) or 0) & 0x0F
     out = []
     for i, f in enumerate(doc["lbafs"]):
         ds = _int(f.get("ds")) if isinstance(f, dict) else None
-        if not ds:
+        # LBADS is log2 of the sector size; the spec allows 9 (512 B) and up, real drives use 9 or 12.
+        if ds is None or not 9 <= ds <= 32:
             continue
         out.append(LbaFormat(i, 1 << ds, _int(f.get("ms")) or 0, _int(f.get("rp")) or 0, i == in_use))
     return tuple(out)
