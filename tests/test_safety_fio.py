@@ -316,3 +316,29 @@ def test_fio_filename_escapes_colons_and_refuses_blanks():
     assert shlex.split(shlex.join([f"--filename={fio_filename('/d/x:y')}"])) == ["--filename=/d/x\\:y"]
     with pytest.raises(ValueError, match="blank"):
         fio_filename("/d/trailing ")
+
+
+def test_leftover_cleanup_touches_only_dead_directories_of_our_own(tmp_path):
+    from disksleuth.probe.target import remove_dead_scratch
+
+    def private(name: str, files: dict[str, bytes]) -> str:
+        path = tmp_path / name
+        path.mkdir()
+        for inner, data in files.items():
+            (path / inner).write_bytes(data)
+        os.chmod(path, 0o700)
+        os.utime(path, (time.time() - 60, time.time() - 60))
+        return str(path)
+
+    dead = private(".disksleuth-abcd1234", {"scratch": b"x" * (2 << 20)})
+    foreign = private(".disksleuth-efgh5678", {"thesis.tex": b"mine"})
+    named = private(".disksleuth-notes", {"scratch": b"mine"})
+    fresh = tmp_path / ".disksleuth-ijkl9012"
+    fresh.mkdir(mode=0o700)
+    os.chmod(fresh, 0o700)
+    (tmp_path / ".disksleuth-mnop.scratch").write_bytes(b"old")
+    found = remove_dead_scratch(str(tmp_path))
+    assert f"removed {dead} (2 MiB), left by a disksleuth run that was killed" in found
+    assert any("an older disksleuth left behind" in f for f in found)
+    assert not os.path.exists(dead) and os.path.exists(foreign) and os.path.exists(named) and fresh.exists()
+    assert (tmp_path / ".disksleuth-mnop.scratch").exists()  # no lock to tell: reported, not removed

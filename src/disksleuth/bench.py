@@ -13,6 +13,7 @@ Two seams for new kinds of measurement:
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import time
@@ -29,6 +30,7 @@ from disksleuth.model_fio import FioReport, StatusSample
 from disksleuth.plan import (
     MIN_SCRATCH_BYTES,
     PREPARE_MAX_S,
+    VIRTUAL,
     BenchOptions,
     BenchPlan,
     Placement,
@@ -54,7 +56,6 @@ from disksleuth.profiles import MIB, JobPlan, TestSpec, fio_argv, fio_filename, 
 
 __all__ = ["MIN_SCRATCH_BYTES", "PREPARE_MAX_S", "BenchOptions", "Events", "QuietEvents", "run_bench", "execute"]
 
-VIRTUAL = ("loop", "zram", "md", "dm", "virtio", "unknown")
 FILL_SLACK_S = 5.0  # a time-limited fill that ran this close to its limit ended on time
 
 
@@ -128,14 +129,15 @@ class HealthWatch:
     hwmon needs no root and costs nothing; smartctl is the fallback. Missing smartctl or a device
     without SMART only adds a note: the benchmark goes on without health."""
 
-    def __init__(self, target: TargetInfo, notes: list[str]):
+    def __init__(self, target: TargetInfo, notes: list[str], read_health: bool = True):
         self.target = target
         self.notes = notes
         self.before: Health | None = None
         self.after: Health | None = None
         self.sampler: TemperatureSampler | None = None
         self.source: str | None = None
-        self.disk_path = target.disk.path if target.disk and target.disk.transport not in VIRTUAL else None
+        physical = target.disk is not None and target.disk.transport not in VIRTUAL
+        self.disk_path = target.disk.path if physical and read_health and target.disk else None
 
     def _health(self) -> Health | None:
         if not self.disk_path:
@@ -235,6 +237,7 @@ class Where:
     cache_affected: bool
     read_only: bool
     shown_path: str | None = None  # the path people see and the recorded command names, when not `path`
+    temporary: str | None = None  # made for this run and gone after it: what it was, for the record
     pass_fds: tuple[int, ...] = ()  # descriptors fio needs (the private directory behind `path`)
 
 
@@ -268,6 +271,21 @@ def job_plan(step: TestStep, where: Where, runtime_s: float | None = None, shown
     )
 
 
+REMOVED_TARGET = "REMOVED-TEMPORARY-TARGET"
+
+
+def recorded_command(spec: TestSpec, plan: JobPlan, where: Where) -> str:
+    """The fio command stored with a result, for people to rerun.
+
+    A target made for the run and removed after it (the RAM reference's loop device) is never named:
+    later the same name can be another device, and pasting the command would overwrite it. Such a
+    command is labelled and commented out instead."""
+    if where.temporary is None:
+        return shell_command(fio_argv(spec, plan))
+    argv = fio_argv(spec, replace(plan, filename=REMOVED_TARGET))
+    return f"# not rerunnable: ran on {where.temporary}, removed after the run: {shell_command(argv)}"
+
+
 def analyse_timed(outcome: FioOutcome) -> TestResult:
     """The usual time-based test: figures from fio's final report, series from its status stream."""
     step, where = outcome.step, outcome.where
@@ -285,7 +303,7 @@ def analyse_timed(outcome: FioOutcome) -> TestResult:
         job,
         fio_version=outcome.fio_version,
         engine=where.engine,
-        fio_command=shell_command(fio_argv(step.spec, plan)),
+        fio_command=recorded_command(step.spec, plan, where),
         plan=plan,
         cache_affected=where.cache_affected,
         series=series,
@@ -317,7 +335,7 @@ def run_bench(
     runner.require("fio")
     version = fio.fio_version()
     target = inspect_target(target_path)
-    plan = plan_bench(target, opts, profile)
+    plan = plan_bench(target, opts, profile, root=os.geteuid() == 0)
     return execute(plan, events, version, stop_rule=stop_rule)
 
 
@@ -331,14 +349,16 @@ def _confirm(plan: BenchPlan, events: Events) -> None:
 
 def execute(plan: BenchPlan, events: Events, version: str, *, stop_rule: StopRuleFactory = steady_stop_rule) -> Run:
     """Carry out `plan`: make and fill the scratch file, pick the engine, run each test, clean up."""
+    for line in plan.without_root:
+        events.message(line)
     _confirm(plan, events)
     for step in plan.tests:
         if step.kind not in ANALYSES:
             raise UsageError(f"{step.spec.id}: no analysis for tests of kind {step.kind!r}")
     target = plan.target
     started = _now_iso()
-    notes = list(plan.notes)
-    watch = HealthWatch(target, notes)
+    notes = [*plan.without_root, *plan.notes]
+    watch = HealthWatch(target, notes, read_health=plan.read_health)
     with sigterm_as_exception(), watch:
         ctx = _Ctx(events, version, watch.latest_temperature, stop_rule)
         with _main_target(plan, ctx) as (plan, where, where_notes):
@@ -424,8 +444,8 @@ def _resolve(
         direct,
         cache_affected,
         placement.read_only,
-        shown_path,
-        pass_fds,
+        shown_path=shown_path,
+        pass_fds=pass_fds,
     )
     for n in range(1, placement.precondition_passes + 1):
         ctx.events.phase(f"preconditioning: random fill {n} of {placement.precondition_passes}", None)
@@ -444,6 +464,7 @@ def _run_reference(placement: Placement, steps: tuple[TestStep, ...], ctx: _Ctx)
             direct,
             cache_affected=not direct,
             read_only=False,
+            temporary="a RAM-backed loop device" if path.startswith("/dev/loop") else "a file on /dev/shm",
         )
         return tuple(_run_test(step, where, ctx) for step in steps)
 

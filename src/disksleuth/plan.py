@@ -11,10 +11,12 @@ import math
 from dataclasses import dataclass, replace
 
 from disksleuth.analysis.safety import identity_line, write_refusal
-from disksleuth.errors import SafetyRefusal, UsageError
+from disksleuth.errors import EnvironmentProblem, SafetyRefusal, UsageError
 from disksleuth.probe.target import TargetInfo
 from disksleuth.profiles import MIB, PROFILES, Profile, TestSpec, fio_filename
 
+# Transports with no drive behind them to ask for SMART health.
+VIRTUAL = ("loop", "zram", "md", "dm", "virtio", "unknown")
 MIN_SCRATCH_BYTES = 16 * MIB
 FREE_SPACE_SHARE = 0.9
 PREPARE_MAX_S = 120.0
@@ -92,6 +94,8 @@ class BenchPlan:
     tests: tuple[TestStep, ...]
     reference: Placement | None  # riscos: the same tests on a RAM-backed reference
     notes: tuple[str, ...]
+    read_health: bool = True  # SMART health around the run (a physical drive, and root to read it)
+    without_root: tuple[str, ...] = ()  # what runs differently or is skipped without root: said up front
 
 
 def profile_named(name: str) -> Profile:
@@ -167,8 +171,39 @@ def _offset(profile: Profile, size: int) -> int | None:
     return size // 2 // MIB * MIB if profile.second_half else None
 
 
-def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile) -> BenchPlan:
+def _access_refusal(target: TargetInfo) -> str | None:
+    """Why we cannot read the target at all, in one sentence, or None. (A directory we cannot write
+    to, or a read-only one, is told by the scratch file's creation, with the system's reason.)"""
+    if target.kind == "dir" or target.readable:
+        return None
+    if target.kind == "block":
+        return f"cannot read {target.path}: permission denied; reading a raw device needs root (run with sudo)"
+    return f"cannot read {target.path}: permission denied"
+
+
+def _without_root(profile: Profile, physical: bool) -> tuple[str, ...]:
+    lines = []
+    if physical:
+        lines.append("not root: drive health (SMART) is skipped; run with sudo to include it")
+    if profile.reference:
+        lines.append("not root: the RAM reference is a page-cached file on /dev/shm, not a loop device with direct I/O")
+    return tuple(lines)
+
+
+def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile, *, root: bool = True) -> BenchPlan:
+    """The plan for `profile` on `target`. `root`: whether we run as root (what needs it is said up front)."""
     writes_ok, notes, identity = write_permission(target, opts)
+    refusal = _access_refusal(target)
+    if refusal:
+        raise EnvironmentProblem(refusal)
+    if target.kind == "file":
+        biggest = max((s.bs_bytes for s in runnable(profile, writes_ok)), default=0)
+        if (target.size_bytes or 0) < biggest:
+            raise UsageError(
+                f"{target.path} is {target.size_bytes or 0:,} bytes, smaller than one {biggest:,}-byte block of the "
+                f"{profile.name} profile; give a directory (a scratch file is made there), a larger file or a device"
+            )
+    physical = target.disk is not None and target.disk.transport not in VIRTUAL
     if target.kind == "dir":
         size = scratch_size(target, opts, profile)
         main = Placement(
@@ -219,6 +254,8 @@ def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile) -> Benc
         tests=plan_steps(profile, opts, writes_ok),
         reference=reference,
         notes=tuple(notes),
+        read_health=physical and root,
+        without_root=() if root else _without_root(profile, physical),
     )
 
 

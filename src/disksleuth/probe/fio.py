@@ -21,20 +21,68 @@ from disksleuth.profiles import fio_filename
 ENGINE_PREFERENCE = ("io_uring", "libaio", "psync")
 
 
+# fio's own words for a failed job, as fio 3.33 prints them (captured on this machine):
+#   open refused:  "fio: pid=0, err=13/file:filesetup.c:805, func=open(/dev/vda), error=Permission denied"
+#   no O_DIRECT:   "fio: destination does not support O_DIRECT" (ramfs), then err=22 from open()
+#   full disk:     "fio: io_u error on file /mnt/f: No space left on device: write offset=8388608, ..."
+_FILE_RES = (re.compile(r"func=open\((.*?)\), error="), re.compile(r"io_u error on file (.*?): "))
+_NO_DIRECT_RE = re.compile(r"does not support (O_DIRECT|direct=1)|first direct IO errored", re.IGNORECASE)
+# fio exits before any job when the size is below one block (init.c): "fio: size too small, must not
+# be less than minimum block size: 3 < 1048576".
+_SIZE_TOO_SMALL_RE = re.compile(r"size too small, must not be less than minimum block size: (\d+) < (\d+)")
+
+
+def _file_in(text: str) -> str | None:
+    for pattern in _FILE_RES:
+        m = pattern.search(text)
+        if m:
+            return m.group(1)
+    return None
+
+
+def explain_job_error(job: str, err: int, fio_text: str) -> str:
+    """One sentence for a job that failed with errno `err`; `fio_text` is all fio printed."""
+    name = os.strerror(err) if err > 0 else "unknown error"
+    file = _file_in(fio_text)
+    where = file or "the target"
+    if err in (errno.EACCES, errno.EPERM):
+        return f"{job}: permission denied opening {where}; this needs root (run with sudo) or access to it"
+    if err == errno.ENOSPC:
+        return f"{job}: no space left on the device holding {where}; the disk filled up during the run"
+    if err == errno.EINVAL and _NO_DIRECT_RE.search(fio_text):
+        return f"{job}: {where} does not support direct I/O (O_DIRECT), which this test asked for"
+    if err == errno.EROFS:
+        return f"{job}: {where} is on a read-only file system"
+    if err == errno.EIO:
+        return f"{job}: the device reported an I/O error on {where}; check dmesg and the drive's health"
+    if err == errno.ENOENT:
+        return f"{job}: {where} does not exist"
+    lines = [ln.strip() for ln in fio_text.splitlines() if ln.strip().startswith("fio:")]
+    return f"{job}: fio reported error {err} ({name})" + (f"; fio said: {lines[-1]}" if lines else "")
+
+
+def explain_fio_failure(fio_text: str) -> str | None:
+    """One sentence for fio refusing to start, or None when we do not know its words."""
+    m = _SIZE_TOO_SMALL_RE.search(fio_text)
+    if m:
+        return (
+            f"the target is {int(m.group(1)):,} bytes, smaller than one {int(m.group(2)):,}-byte block of this "
+            "test; give a directory (a scratch file is made there), a larger file or a device"
+        )
+    return None
+
+
 class FioJobError(DisksleuthError):
     """fio ran but the job reported an error (errno in `error`)."""
 
-    def __init__(self, job: str, err: int, detail: str):
+    def __init__(self, job: str, err: int, fio_text: str):
         self.err = err
         self.job = job
-        name = os.strerror(err) if err > 0 else "unknown error"
-        if err == errno.ENOSPC:
-            text = f"{job}: the disk filled up during the run ({name})"
-        elif err == errno.EINVAL and "direct" in detail.lower():
-            text = f"{job}: the target refused direct I/O ({name})"
-        else:
-            text = f"{job}: fio reported error {err} ({name})"
-        super().__init__(text + (f"; fio said: {detail}" if detail else ""))
+        super().__init__(explain_job_error(job, err, fio_text))
+
+
+class FioRefused(DisksleuthError):
+    """fio refused the job before running it, for a reason we can say in one sentence."""
 
 
 class FioKilled(DisksleuthError):
@@ -191,12 +239,14 @@ def run_job(
         report = parse_fio_json(stdout)
     except ParseError:
         if proc.returncode:
+            known = explain_fio_failure(stderr + stdout)
+            if known:
+                raise FioRefused(known) from None
             raise CommandFailed(full, proc.returncode, stdout, stderr or stdout) from None
         raise
     for job in report.jobs:
         if job.error:
-            detail = "; ".join([*report.messages[-2:], *[ln for ln in stderr.splitlines() if ln.strip()][-1:]])
-            raise FioJobError(job.name, job.error, detail)
+            raise FioJobError(job.name, job.error, "\n".join([*report.messages, stderr]))
     # After our own SIGINT fio exits non-zero ("terminating on signal 2") but its report is whole.
     if proc.returncode and not stopping:
         raise CommandFailed(full, proc.returncode, stdout, stderr or "\n".join(report.messages))

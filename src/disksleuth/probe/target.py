@@ -6,6 +6,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
 import stat
 import subprocess
 import tempfile
@@ -24,6 +25,8 @@ SCRATCH_PREFIX = ".disksleuth-"
 SCRATCH_SUFFIX = ".scratch"  # scratch files of older versions: .disksleuth-XXXX.scratch
 SCRATCH_NAME = "scratch"
 LEFTOVER_MIN_AGE_S = 2.0
+# mkdtemp's names: the prefix and 8 characters of its alphabet (tempfile._RandomNameSequence).
+_PRIVATE_DIR_RE = re.compile(r"\.disksleuth-[a-z0-9_]{8}\Z")
 MIB = 1 << 20
 
 
@@ -37,6 +40,8 @@ class TargetInfo:
     size_bytes: int | None  # for file and block targets
     device: Device | None  # the block device (a partition for a partition target)
     disk: Device | None  # the whole disk (or backing disk) behind it, for link and health
+    readable: bool = True  # by us (effective ids): a raw device usually needs root
+    writable: bool = True  # by us; False on a read-only file system too
 
 
 def _dev_name(major: int, minor: int, fs: Sysfs) -> str | None:
@@ -105,23 +110,29 @@ def fs_of(path: str) -> tuple[str | None, str | None]:
     return table.fstypes[best][0], best
 
 
+def _access(path: str, mode: int) -> bool:
+    effective = os.access in os.supports_effective_ids
+    return os.access(path, mode, effective_ids=effective)
+
+
 def inspect_target(path: str) -> TargetInfo:
     if not os.path.exists(path):
         raise UsageError(f"{path}: no such file, directory or device")
     path = os.path.abspath(path)
     st = os.stat(path)
+    readable, writable = _access(path, os.R_OK), _access(path, os.W_OK)
     if stat.S_ISBLK(st.st_mode):
         device, disk = device_for_path(path)
         size = device.size_bytes if device else None
-        return TargetInfo("block", path, None, None, None, size, device, disk)
+        return TargetInfo("block", path, None, None, None, size, device, disk, readable, writable)
     fstype, mountpoint = fs_of(path)
     device, disk = device_for_path(path)
     if stat.S_ISDIR(st.st_mode):
         vfs = os.statvfs(path)
         free = vfs.f_bavail * vfs.f_frsize
-        return TargetInfo("dir", path, fstype, mountpoint, free, None, device, disk)
+        return TargetInfo("dir", path, fstype, mountpoint, free, None, device, disk, readable, writable)
     if stat.S_ISREG(st.st_mode):
-        return TargetInfo("file", path, fstype, mountpoint, None, st.st_size, device, disk)
+        return TargetInfo("file", path, fstype, mountpoint, None, st.st_size, device, disk, readable, writable)
     raise UsageError(f"{path}: not a directory, regular file or block device")
 
 
@@ -249,7 +260,7 @@ def remove_dead_scratch(directory: str) -> list[str]:
                 "remove it if no benchmark is running there"
             )
             continue
-        if not stat.S_ISDIR(st.st_mode) or stat.S_IMODE(st.st_mode) != 0o700:
+        if not stat.S_ISDIR(st.st_mode) or stat.S_IMODE(st.st_mode) != 0o700 or not _PRIVATE_DIR_RE.match(entry.name):
             continue
         if now - st.st_mtime < LEFTOVER_MIN_AGE_S:
             continue
@@ -262,8 +273,8 @@ def remove_dead_scratch(directory: str) -> list[str]:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 continue  # a live run
-            if not _same_inode(entry.path, fd):
-                continue
+            if not _same_inode(entry.path, fd) or not all(n.startswith(SCRATCH_NAME) for n in os.listdir(fd)):
+                continue  # swapped meanwhile, or holding files that are not ours: leave it
             freed = _remove_private_dir(entry.path, fd)
             gone = "removed" if not os.path.lexists(entry.path) else "emptied (could not remove the directory)"
             found.append(f"{gone} {entry.path} ({freed // MIB} MiB), left by a disksleuth run that was killed")
