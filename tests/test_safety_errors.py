@@ -149,26 +149,25 @@ def test_without_root_what_is_skipped_is_said_up_front():
 
 
 def test_non_root_run_says_it_up_front():
-    """As nobody, in a directory anyone may write to: the up-front line on stderr, then the run."""
+    """As nobody: what is skipped without root comes first, before anything runs (here the run then
+    stops at once, as nobody may not write in the directory)."""
     _root_or_skip()
-    shared = tempfile.mkdtemp(prefix="disksleuth-nobody-")
-    os.chmod(shared, 0o777)
-    code = (
-        "import os; from dataclasses import replace; from disksleuth import bench, plan\n"
-        "riscos = plan.PROFILES['riscos']; one = replace(riscos, tests=riscos.tests[:1])\n"
-        f"t = bench.inspect_target({shared!r})\n"
-        "p = plan.plan_bench(t, plan.BenchOptions(size_bytes=16 << 20, fixed_time_s=1), one, root=os.geteuid() == 0)\n"
-        "run = bench.execute(p, bench.QuietEvents(), 'fio-test')\n"
-        "print(len(run.tests), len(run.reference), run.notes[0])\n"
-    )
+    folder = tempfile.mkdtemp(prefix="disksleuth-nobody-")
+    os.chmod(folder, 0o755)
     try:
-        res = subprocess.run([*NOBODY, sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-        assert os.listdir(shared) == []
+        res = subprocess.run(
+            [*NOBODY, *DISKSLEUTH, "bench", folder, "--profile", "riscos", "--no-save"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     finally:
-        shutil.rmtree(shared)
-    line = "not root: the RAM reference is a page-cached file on /dev/shm, not a loop device with direct I/O"
-    assert res.stderr.startswith(f"disksleuth: {line}\n"), res.stderr
-    assert res.stdout.strip() == f"1 1 {line}"
+        os.rmdir(folder)
+    assert res.returncode == 2
+    assert res.stderr.splitlines() == [
+        "disksleuth: not root: the RAM reference is a page-cached file on /dev/shm, not a loop device with direct I/O",
+        f"disksleuth: cannot create a scratch file in {folder}: Permission denied",
+    ]
 
 
 # --- issue 11 §3: no stored command names a device that is gone --------------------------------
