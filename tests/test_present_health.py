@@ -196,3 +196,58 @@ def test_odd_members_are_left_out_not_raised():
     assert parse_attributes({"nvme_smart_health_information_log": {"temperature": True, "media_errors": "1"}}) == ()
     assert parse_attributes({"scsi_error_counter_log": {"read": {"gigabytes_processed": "n/a"}}}) == ()
     assert parse_latest_self_test({"nvme_self_test_log": []}) is None
+
+
+def test_absurd_numbers_do_not_overflow():
+    doc = {"nvme_smart_health_information_log": {"data_units_read": 10**400, "temperature": 1e308, "power_cycles": -5}}
+    rows = {a.key: a.raw for a in parse_attributes(doc)}
+    assert rows["data_units_read"].startswith("10,000,000") and "[" not in rows["data_units_read"]
+    assert rows["power_cycles"] == "-5"
+
+
+def test_any_json_gives_rows_or_nothing_never_an_exception():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
+    values = st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+        max_leaves=12,
+    )
+    keys = st.sampled_from(
+        [
+            "ata_smart_attributes",
+            "nvme_smart_health_information_log",
+            "scsi_error_counter_log",
+            "scsi_grown_defect_list",
+            "ata_smart_self_test_log",
+            "nvme_self_test_log",
+            "scsi_self_test_0",
+            "table",
+            "extended",
+            "standard",
+            "read",
+            "status",
+            "raw",
+            "id",
+            "value",
+            "current_self_test_operation",
+            "temperature_sensors",
+            "data_units_read",
+        ]
+    )
+    docs = st.recursive(
+        st.dictionaries(keys, values, max_size=4),
+        lambda inner: st.dictionaries(keys, inner | values | st.lists(inner, max_size=3), max_size=4),
+        max_leaves=20,
+    )
+
+    @settings(max_examples=120, deadline=None)
+    @given(docs)
+    def check(doc):
+        for a in parse_attributes(doc):
+            assert isinstance(a.name, str) and isinstance(a.raw, str)
+        parse_latest_self_test(doc)
+
+    check()

@@ -130,10 +130,11 @@ def ata_attributes(doc: dict) -> tuple[SmartAttribute, ...]:
 def _nvme_raw(key: str, value: Any) -> str:
     if key == "critical_warning" and _int(value) is not None:
         return f"0x{_int(value):02x}"
-    if key.startswith("data_units_") and _int(value) is not None:
-        tb = _int(value) * NVME_DATA_UNIT_BYTES / 1e12  # type: ignore[operator]
+    units = _int(value)
+    if key.startswith("data_units_") and units is not None and 0 <= units < 10**15:  # beyond: no size, no overflow
+        tb = units * NVME_DATA_UNIT_BYTES / 1e12
         size = f"{tb:,.2f} TB" if tb >= 1 else f"{tb * 1000:,.1f} GB"
-        return f"{_int(value):,} [{size}]"
+        return f"{units:,} [{size}]"
     if _int(value) is not None:
         return f"{_int(value):,}{_NVME_UNITS.get(key, '')}"
     return str(value)
