@@ -204,3 +204,113 @@ def result_with_series(values: list[float], start_s: float = 1.0) -> TestResult:
         "fio-3.33",
         series=series,
     )
+
+
+# --- PostgreSQL: a real temporary server -------------------------------------------------------
+# `postgres_url` (session) is a postgresql:// URL to a fresh database on a throwaway cluster that
+# initdb + pg_ctl start on a free localhost port (data under /tmp, removed after the session);
+# `fresh_postgres_url` gives each test its own new database on the same server. PostgreSQL refuses
+# to run as root, so as root the server runs as the `postgres` user (Debian's postgresql package).
+
+
+def _postgres_bindir() -> str | None:
+    import glob
+    import re
+
+    found = glob.glob("/usr/lib/postgresql/*/bin/initdb")
+    if found:
+        newest = max(found, key=lambda p: int(re.search(r"/(\d+)/bin/", p).group(1)))
+        return os.path.dirname(newest)
+    initdb = shutil.which("initdb")
+    return os.path.dirname(initdb) if initdb else None
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class PostgresServer:
+    host: str
+    port: int
+    user: str
+
+    def url(self, database: str) -> str:
+        return f"postgresql://{self.user}@{self.host}:{self.port}/{database}"
+
+    def create_database(self) -> str:
+        import psycopg
+
+        name = f"disksleuth_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(
+            host=self.host, port=self.port, user=self.user, dbname="postgres", autocommit=True
+        ) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    bindir = _postgres_bindir()
+    if bindir is None:
+        pytest.skip("PostgreSQL server binaries are not installed (./quickstart test installs Debian's postgresql)")
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        pytest.skip("psycopg is not installed (pip install -e '.[dev]')")
+    as_user: list[str] = []
+    owner = None
+    if os.geteuid() == 0:
+        import pwd
+
+        try:
+            owner = pwd.getpwnam("postgres")
+        except KeyError:
+            pytest.skip("running as root and there is no postgres user to run the server as")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    root = tempfile.mkdtemp(prefix="disksleuth-pg-", dir="/tmp")
+    data = os.path.join(root, "data")
+    if owner is not None:
+        os.chown(root, owner.pw_uid, owner.pw_gid)
+    pg_ctl = [*as_user, os.path.join(bindir, "pg_ctl"), "-D", data]
+    started = False
+    try:
+        subprocess.run(
+            [*as_user, os.path.join(bindir, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8",
+             "--no-sync"],
+            check=True, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        for _attempt in range(3):  # another test run may take the port between our probe and the server's bind
+            port = _free_port()
+            options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
+            res = subprocess.run(
+                [*pg_ctl, "-o", options, "-l", os.path.join(root, "server.log"), "-w", "-t", "60", "start"],
+                capture_output=True, text=True, timeout=90,
+            )  # fmt: skip
+            if res.returncode == 0:
+                started = True
+                break
+        if not started:
+            with open(os.path.join(root, "server.log"), errors="replace") as fh:
+                raise RuntimeError(f"PostgreSQL did not start: {res.stderr.strip()} {fh.read()[-2000:]}")
+        yield PostgresServer("127.0.0.1", port, "postgres")
+    finally:
+        if started:
+            subprocess.run([*pg_ctl, "-m", "immediate", "-w", "stop"], capture_output=True, timeout=60)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """A postgresql:// URL to a fresh database, shared by the session."""
+    return postgres_server.create_database()
+
+
+@pytest.fixture
+def fresh_postgres_url(postgres_server: PostgresServer) -> str:
+    """A postgresql:// URL to a database of this test's own, new and empty."""
+    return postgres_server.create_database()
