@@ -19,11 +19,60 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 _cleanups: list[Callable[[], None]] = []
 
 
+# Set by main() when --json is on the command line, so that even argparse's usage errors come out as
+# a JSON document on stdout.
+_json_errors = False
+
+
 class _Parser(argparse.ArgumentParser):
     """One clear line on bad usage, not a usage dump."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"disksleuth: {message} (see '{self.prog} --help')\n")
+        line = f"{_plain(message)} (see '{self.prog} --help')"  # it may quote what was typed
+        if _json_errors:
+            _emit_error("usage", line)
+        self.exit(EXIT_USAGE, f"disksleuth: {line}\n")
+
+
+# Exception class -> the `code` of {"error": {"code", "message"}} under --json; the nearest class in
+# the exception's MRO wins, so subclasses added later get their family's code.
+_ERROR_CODES: dict[str, str] = {
+    "DeviceNotFound": "device_not_found",
+    "UsageError": "usage",
+    "ToolMissing": "tool_missing",
+    "EnvironmentProblem": "environment",
+    "CommandFailed": "command_failed",
+    "CommandTimeout": "timeout",
+    "ParseError": "parse",
+    "SafetyRefusal": "safety_refusal",
+    "DisksleuthError": "error",
+}
+
+
+def _error_code(exc: BaseException) -> str:
+    for cls in type(exc).__mro__:
+        if cls.__name__ in _ERROR_CODES:
+            return _ERROR_CODES[cls.__name__]
+    return "internal"
+
+
+def _emit_error(code: str, message: str) -> None:
+    """Under --json an error is still one JSON document on stdout (and its line on stderr)."""
+    import json
+
+    from disksleuth import SCHEMA
+
+    sys.stdout.write(json.dumps({"schema": SCHEMA, "error": {"code": code, "message": message}}, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def _say(line: str) -> None:
+    """A sentence for people: wrapped between words at the terminal's width, taken literally (no markup)."""
+    from rich.text import Text
+
+    from disksleuth.present.text import console
+
+    console().print(Text(line))
 
 
 def _sysfs_root(args: argparse.Namespace) -> str:
@@ -107,8 +156,8 @@ def cmd_capture(args: argparse.Namespace) -> int:
 
         emit({"capture": {"path": args.output, "entries": count, "serials_masked": not args.keep_serials}})
     else:
-        print(f"wrote {args.output}: {count} sysfs entries, serial numbers {masked}")
-        print(f"read it back with: disksleuth list --sysfs-root {args.output}")
+        _say(f"wrote {args.output}: {count} sysfs entries, serial numbers {masked}")
+        _say(f"read it back with: disksleuth list --sysfs-root {args.output}")
     return EXIT_OK
 
 
@@ -116,13 +165,15 @@ def cmd_capture(args: argparse.Namespace) -> int:
 
 
 def _events(args: argparse.Namespace):  # noqa: ANN202 - an Events implementation
+    """Live progress goes to stderr whenever stderr is a terminal, whatever stdout is (a file, a pipe,
+    --json): `bench DIR > out.txt` still shows what it is doing, as curl, pip and fio do."""
     from disksleuth.bench import QuietEvents
 
-    if args.json or not (sys.stdout.isatty() and sys.stderr.isatty()):
+    if not sys.stderr.isatty() or os.environ.get("TERM") == "dumb":
         return QuietEvents()
     from disksleuth.present.bench_view import TtyEvents
 
-    return TtyEvents()
+    return TtyEvents(no_color=args.no_color)
 
 
 def _bench_options(args: argparse.Namespace, profile: str):  # noqa: ANN202
@@ -213,7 +264,7 @@ def _save(args: argparse.Namespace, doc: dict, run):  # noqa: ANN001, ANN202
 
 def _say_saved(doc: dict) -> None:
     if doc["run"].get("id") is not None:
-        print(f"saved as run #{doc['run']['id']} (disksleuth show {doc['run']['id']}; disksleuth runs)")
+        _say(f"saved as run #{doc['run']['id']} (disksleuth show {doc['run']['id']}; disksleuth runs)")
 
 
 # --- results store -----------------------------------------------------------------------------
@@ -421,7 +472,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
         emit({"report": {"path": args.output, "runs": [d["run"]["id"] for d in docs], "bytes": len(text)}})
     else:
-        print(f"wrote {args.output} ({len(text) // 1024} KiB, runs {', '.join(str(d['run']['id']) for d in docs)})")
+        _say(f"wrote {args.output} ({len(text) // 1024} KiB, runs {', '.join(str(d['run']['id']) for d in docs)})")
     return EXIT_OK
 
 
@@ -435,7 +486,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
         emit({"export": {"path": args.output, "runs": [d["run"]["id"] for d in docs], "count": len(docs)}})
     else:
-        print(f"exported {len(docs)} run(s) to {args.output} (serial numbers hashed)")
+        _say(f"exported {len(docs)} run(s) to {args.output} (serial numbers hashed)")
     return EXIT_OK
 
 
@@ -455,17 +506,32 @@ def cmd_import(args: argparse.Namespace) -> int:
         said = f"imported {len(new_ids)} run(s)" + (" as " + ", ".join(f"#{i}" for i in new_ids) if new_ids else "")
         if skipped:
             said += f"; skipped {len(skipped)} already stored (" + ", ".join(f"#{i}" for i in skipped) + ")"
-        print(said)
+        _say(said)
     return EXIT_OK
+
+
+# Options that may also come before the command (`disksleuth --json list`). Defaults are SUPPRESS in
+# every parser so a subcommand's default never overwrites the value given before it; main() fills
+# the real defaults in afterwards.
+GLOBAL_DEFAULTS = {"json": False, "no_color": False, "db": None, "sysfs_root": None}
+_DB_HELP = (
+    "results store: a file path, sqlite:///PATH or postgresql://USER@HOST/DB "
+    "(default: $DISKSLEUTH_DB, else ~/.local/share/disksleuth/results.sqlite)"
+)
+_SYSFS_HELP = "read sysfs from DIR or a capture .tar.gz, not /"
 
 
 def _db_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--db",
         metavar="URL",
-        help="results store: a file path, sqlite:///PATH or postgresql://USER@HOST/DB "
-        "(default: $DISKSLEUTH_DB, else ~/.local/share/disksleuth/results.sqlite)",
+        default=argparse.SUPPRESS,
+        help=_DB_HELP,
     )
+
+
+def _sysfs_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sysfs-root", metavar="DIR", default=argparse.SUPPRESS, help=_SYSFS_HELP)
 
 
 def _bench_args(p: argparse.ArgumentParser) -> None:
@@ -486,6 +552,11 @@ def cmd_health(args: argparse.Namespace) -> int:
     from disksleuth.analysis.health import health_findings
     from disksleuth.model import worst_severity
 
+    if args.from_smartctl and args.device:
+        raise UsageError(
+            f"give a DEVICE or --from-smartctl FILE, not both ({args.device} would be ignored: "
+            f"the figures come from {args.from_smartctl})"
+        )
     if args.from_smartctl:
         from disksleuth.probe.smart_parse import parse_smartctl_json
 
@@ -501,9 +572,7 @@ def cmd_health(args: argparse.Namespace) -> int:
     elif args.device:
         from disksleuth.probe.smart import read_health
 
-        if not os.path.exists(args.device):
-            raise UsageError(f"{args.device}: no such device")
-        health = read_health(args.device)
+        health = read_health(_device_path(args.device))
     else:
         raise UsageError("give a DEVICE or --from-smartctl FILE")
     findings = health_findings(health)
@@ -544,6 +613,15 @@ def _resolve_device_name(arg: str, sysfs_root: str) -> str:
     if os.path.isfile(os.path.join(part, "partition")):
         return os.path.basename(os.path.dirname(part))
     raise DeviceNotFound(f"{arg}: no such block device" + ("" if sysfs_root == "/" else f" in {sysfs_root}"))
+
+
+def _device_path(arg: str) -> str:
+    """The /dev path for smartctl: a path that exists is used as given (it may be a node sysfs does
+    not list, like /dev/sg0); a name ('vda', 'nvme0n1') resolves as for explain, so both commands
+    accept the same names."""
+    if "/" in arg and os.path.exists(arg):
+        return arg
+    return "/dev/" + _resolve_device_name(arg, "/")
 
 
 def _exit_for(findings: list) -> int:
@@ -600,7 +678,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
         render_device_header(device, chain, None)
         if not figures.any():
-            print("(no figures given: --read, --write, --read-iops or --write-iops add the dynamic verdicts)")
+            _say("(no figures given: --read, --write, --read-iops or --write-iops add the dynamic verdicts)")
         for g in given:
             console().print(f"given {g['option']} {g['text']!r}, read as {g['read_as']}", markup=False, highlight=False)
         render_verdict(findings, summary)
@@ -643,7 +721,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         health = run.health_after or run.health_before
         if quiet:
             render_device_header(result.device, result.chain, health, result.where)
-        render_check(result.device, result.chain, run, result.findings, result.summary)
+        render_check(result.device, result.chain, run, result.findings, result.summary, show_commands=args.commands)
         _save(args, doc, run)  # after the figures: a failing save cannot hide them
         _say_saved(doc)
     return _exit_for(result.findings)
@@ -679,7 +757,7 @@ def cmd_exporter(args: argparse.Namespace) -> int:
 
             emit({"exporter": {"textfile": path, "devices": len(snap.disks), "bench_figures": len(snap.bench)}})
         else:
-            print(f"wrote {path}: {len(snap.disks)} devices, {len(snap.bench)} stored benchmark figures")
+            _say(f"wrote {path}: {len(snap.disks)} devices, {len(snap.bench)} stored benchmark figures")
         return EXIT_OK
 
     refresher = None
@@ -756,31 +834,41 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="disksleuth",
         description="How fast is this storage, how fast should it be, and why isn't it?",
+        epilog="Global options go before or after the command: disksleuth --json list = disksleuth list --json. "
+        "Exit codes: 0 ok, 1 findings at warn or critical (check, explain, health), 2 usage or environment error "
+        '(under --json: {"error": {"code", "message"}} on stdout).',
     )
     parser.add_argument("--version", action="version", version=f"disksleuth {__version__}")
+    json_help = "print one JSON document (schema disksleuth/1), errors included"
+    no_color_help = "no colour (also: NO_COLOR=1 in the environment)"
+    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=json_help)
+    parser.add_argument("--no-color", action="store_true", default=argparse.SUPPRESS, help=no_color_help)
+    parser.add_argument("--db", metavar="URL", default=argparse.SUPPRESS, help=_DB_HELP + "; store commands")
+    parser.add_argument(
+        "--sysfs-root", metavar="DIR", default=argparse.SUPPRESS, help=_SYSFS_HELP + "; list, links, capture, explain"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     def add(name: str, func: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
         # argparse %-formats help strings (not descriptions): a bare % would crash --help.
         p = sub.add_parser(name, help=help_text.replace("%", "%%"), description=help_text)
         p.set_defaults(func=func)
-        p.add_argument("--json", action="store_true", help="print JSON (schema disksleuth/1)")
+        p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=json_help)
+        p.add_argument("--no-color", action="store_true", default=argparse.SUPPRESS, help=no_color_help)
         return p
 
-    def sysfs_arg(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--sysfs-root", metavar="DIR", help="read sysfs from DIR or a capture .tar.gz, not /")
 
     p = add("list", cmd_list, "block devices with their link chain and ceilings")
     p.add_argument("--all", action="store_true", help="include partitions and unattached loop/zram devices")
-    sysfs_arg(p)
+    _sysfs_arg(p)
 
     p = add("links", cmd_links, "every PCIe function: negotiated vs capable link")
-    sysfs_arg(p)
+    _sysfs_arg(p)
 
     p = add("capture", cmd_capture, "bundle the sysfs files disksleuth reads, for bug reports")
     p.add_argument("-o", "--output", required=True, metavar="FILE.tar.gz")
     p.add_argument("--keep-serials", action="store_true", help="do not mask serial numbers")
-    sysfs_arg(p)
+    _sysfs_arg(p)
 
     p = add("check", cmd_check, "the main job: link chain, health, a short benchmark, then a verdict")
     p.add_argument("target", nargs="?", metavar="TARGET", help="directory, file or device (default: here)")
@@ -843,7 +931,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--write", metavar="RATE", help="sequential write")
     p.add_argument("--read-iops", metavar="N", help="4 KiB random read IOPS (any queue depth), e.g. 50,000 or 42.9k")
     p.add_argument("--write-iops", metavar="N", help="4 KiB random write IOPS (any queue depth)")
-    sysfs_arg(p)
+    _sysfs_arg(p)
 
     p = add("health", cmd_health, "drive health from smartctl, normalised")
     p.add_argument("device", nargs="?", metavar="DEVICE", help="block device, e.g. /dev/nvme0n1")
@@ -884,7 +972,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-health", action="store_true", help="no smartctl at all (link and benchmark metrics only)")
     p.add_argument("--no-bench", action="store_true", help="no benchmark metrics (do not read the results store)")
     _db_arg(p)
-    sysfs_arg(p)
+    _sysfs_arg(p)
 
     p = add("fleet", cmd_fleet, "every host and device in a shared store, worst first, from each one's newest run")
     p.add_argument("--host", metavar="H", help="only this host")
@@ -921,26 +1009,57 @@ def _plain(message: object) -> str:
     return safe_text(message, markup=False)
 
 
+def _check_global_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A global option given before a command that has no use for it is an error, not silently ignored."""
+    command = parser._subparsers._group_actions[0].choices[args.command]  # type: ignore[union-attr]
+    own = {a.dest for a in command._actions}
+    for name in GLOBAL_DEFAULTS:
+        if hasattr(args, name) and name not in own:
+            parser.error(f"--{name.replace('_', '-')} does not apply to '{args.command}'")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list == ["--version"]:  # the common probe of scripts: answer before building every parser
         print(f"disksleuth {__version__}")
         return EXIT_OK
+    global _json_errors
+    _json_errors = "--json" in args_list[: args_list.index("--")] if "--" in args_list else "--json" in args_list
     parser = build_parser()
     args = parser.parse_args(_join_negative_values(args_list))
     if not getattr(args, "func", None):
+        if _json_errors:
+            message = "no command given (see 'disksleuth --help')"
+            print(f"disksleuth: {message}", file=sys.stderr)
+            _emit_error("usage", message)
+            return EXIT_USAGE
         parser.print_help()
         return EXIT_USAGE
+    _check_global_options(parser, args)
+    for name, default in GLOBAL_DEFAULTS.items():
+        if not hasattr(args, name):
+            setattr(args, name, default)
+    if not args.json:
+        from disksleuth.present.text import configure
+
+        configure(no_color=args.no_color)
+
+    def fail(code: str, message: str) -> None:
+        message = _plain(message)
+        print(f"disksleuth: {message}", file=sys.stderr)
+        if args.json:
+            _emit_error(code, message)
+
     try:
         return args.func(args)
     except DisksleuthError as exc:
-        print(f"disksleuth: {_plain(exc)}", file=sys.stderr)
+        fail(_error_code(exc), str(exc))
         return exc.exit_code
     except KeyboardInterrupt:
-        print("disksleuth: interrupted", file=sys.stderr)
+        fail("interrupted", "interrupted")
         return 128 + 2  # SIGINT
     except Terminated:
-        print("disksleuth: terminated", file=sys.stderr)
+        fail("terminated", "terminated")
         return 128 + 15  # SIGTERM
     except BrokenPipeError:
         # Output piped into `head`: not an error worth a traceback.
@@ -949,10 +1068,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: still one line, not a traceback, unless asked for
         if os.environ.get("DISKSLEUTH_DEBUG"):
             raise
-        print(
-            f"disksleuth: internal error: {type(exc).__name__}: {_plain(exc)} (rerun with DISKSLEUTH_DEBUG=1 for "
+        fail(
+            "internal",
+            f"internal error: {type(exc).__name__}: {exc} (rerun with DISKSLEUTH_DEBUG=1 for "
             "details, and please report it)",
-            file=sys.stderr,
         )
         return EXIT_USAGE
     finally:

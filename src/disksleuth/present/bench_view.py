@@ -88,23 +88,31 @@ def run_from_dict(doc: dict[str, Any]) -> Run:
 
 
 class TtyEvents:
-    """Live progress on stderr: per test, elapsed and total time, current MB/s and IOPS."""
+    """Live progress on stderr (a terminal, whatever stdout is): per test, elapsed and planned time,
+    current MB/s and IOPS, laid out to fit the terminal's width."""
 
-    def __init__(self) -> None:
+    LABEL_WIDTH = 26  # "[4/4] RND4K_Q1T1_randrw80"
+    CLOCK_WIDTH = 9  # "120/120 s"
+
+    def __init__(self, no_color: bool = False) -> None:
         from rich.console import Console
         from rich.progress import BarColumn, Progress, TextColumn
 
-        self.console = Console(stderr=True, highlight=False)
-        self.progress = Progress(
-            TextColumn("{task.description:<26}"),
-            BarColumn(bar_width=24),
-            TextColumn("{task.fields[clock]:>11}"),
-            TextColumn("{task.fields[rate]}"),
-            console=self.console,
-            transient=True,
-        )
+        self.console = Console(stderr=True, highlight=False, no_color=no_color or None)
+        width = self.console.width
+        # The bar is the first thing to shrink, then to go: the figures matter more.
+        self.bar_width = 24 if width >= 110 else 10 if width >= 80 else 0
+        columns: list[Any] = [TextColumn(f"{{task.description:<{self.LABEL_WIDTH}}}")]
+        if self.bar_width:
+            columns.append(BarColumn(bar_width=self.bar_width))
+        columns += [TextColumn(f"{{task.fields[clock]:>{self.CLOCK_WIDTH}}}"), TextColumn("{task.fields[rate]}")]
+        # Gaps of one space between columns, and one column spare so the line never touches the edge.
+        used = self.LABEL_WIDTH + self.bar_width + self.CLOCK_WIDTH + len(columns) - 1 + 1 + 1
+        self.rate_width = max(0, width - used)
+        self.progress = Progress(*columns, console=self.console, transient=True)
         self.task: Any = None
         self.total_s = 0.0
+        self.done = 0
         self.progress.start()
 
     def close(self) -> None:
@@ -129,9 +137,13 @@ class TtyEvents:
         if self.task is not None:
             self.progress.remove_task(self.task)
         self.total_s = total or 0.0
+        if len(label) > self.LABEL_WIDTH:
+            label = label[: self.LABEL_WIDTH - 1] + "…"
         self.task = self.progress.add_task(label, total=total, clock="", rate="")
 
     def phase(self, label: str, total_s: float | None) -> None:
+        if self.done:  # a new section after finished tests (the RAM reference): head its results
+            self.console.print(f"[bold]{label}[/bold]")
         self._new_task(label, total_s)
 
     def test_start(self, index: int, total: int, spec: TestSpec, total_s: float) -> None:
@@ -140,21 +152,46 @@ class TtyEvents:
     def status(self, elapsed_s: float, read_mbps: float, write_mbps: float, iops: float) -> None:
         if self.task is None:
             return
-        clock = f"{elapsed_s:4.0f}/{self.total_s:.0f} s" if self.total_s else f"{elapsed_s:4.0f} s"
-        parts = []
-        if read_mbps:
-            parts.append(f"read {read_mbps:,.1f} MB/s")
-        if write_mbps:
-            parts.append(f"write {write_mbps:,.1f} MB/s")
-        if iops:
-            parts.append(f"{iops:,.0f} IOPS")
         self.progress.update(
-            self.task, completed=min(elapsed_s, self.total_s or elapsed_s), clock=clock, rate="  ".join(parts)
+            self.task,
+            completed=min(elapsed_s, self.total_s or elapsed_s),
+            clock=progress_clock(elapsed_s, self.total_s),
+            rate=progress_rate(read_mbps, write_mbps, iops, self.rate_width),
         )
 
     def test_done(self, result: TestResult) -> None:
+        self.done += 1
         figure = _headline(result)
-        self.console.print(f"  [green]✓[/green] {safe_text(f'{result.id:<24}')} {figure}")
+        name = f"{result.id:<24}"
+        if 4 + len(name) + 1 + len(figure) > self.console.width:
+            name = result.id  # a narrow terminal: no alignment rather than a wrapped figure
+        self.console.print(f"  [green]✓[/green] {safe_text(name)} {figure}")
+
+
+def progress_clock(elapsed_s: float, total_s: float) -> str:
+    """"12/30 s". fio's clock includes its set-up and the wind-down after a stop request, so it
+    can pass the planned length: then the elapsed time alone, never "3/2 s"."""
+    if total_s and elapsed_s <= total_s:
+        return f"{elapsed_s:.0f}/{total_s:.0f} s"
+    return f"{elapsed_s:.0f} s"
+
+
+def progress_rate(read_mbps: float, write_mbps: float, iops: float, width: int) -> str:
+    """The live figures in the longest form that fits in width: full words, then short ones, then
+    without IOPS, then the combined MB/s."""
+    iops_text = f"{iops:,.0f} IOPS" if iops else ""
+    full = [f"read {read_mbps:,.1f} MB/s" if read_mbps else "", f"write {write_mbps:,.1f} MB/s" if write_mbps else ""]
+    if read_mbps and write_mbps:
+        short = f"r {read_mbps:,.1f} w {write_mbps:,.1f} MB/s"
+    else:
+        short = f"{read_mbps or write_mbps:,.1f} MB/s" if (read_mbps or write_mbps) else ""
+    candidates = [
+        "  ".join(p for p in (*full, iops_text) if p),
+        "  ".join(p for p in (short, iops_text) if p),
+        short,
+        f"{read_mbps + write_mbps:,.0f} MB/s" if (read_mbps or write_mbps) else "",
+    ]
+    return next((c for c in candidates if len(c) <= width), "")
 
 
 def _headline(t: TestResult) -> str:
@@ -170,50 +207,53 @@ def _n(v: float | None, digits: int = 0) -> str:
     return f"{v:,.{digits}f}" if v is not None else "—"
 
 
-def table_rows_by_direction(table: Any, t: TestResult, ncols: int) -> None:
+def direction_rows(t: TestResult, ncols: int) -> list[list[str]]:
     """A mixed test's read and write latency, each on its own line under the test's row."""
+    rows = []
     for d in ("read", "write"):
         figures = [getattr(t, f"{d}_lat_{k}_us", None) for k in ("mean", "p50", "p99", "p999", "max")]
         if all(v is None for v in figures):
             continue
         cells = [f"  └ {d} latency", "", "", "", ""]
         cells += [_n(v, 1) for v in figures[:4]] + [_n(figures[4])]
-        table.add_row(*cells, *[""] * (ncols - len(cells)), style="dim")
+        rows.append(cells + [""] * (ncols - len(cells)))
+    return rows
+
+
+# Columns left out first when the terminal is narrow (lowest rank first): the latency detail, then
+# the latency summary; throughput, IOPS and the reference % always stay (or the table is stacked).
+_RUN_COLUMNS = (
+    ("read MB/s", 0),
+    ("write MB/s", 0),
+    ("read IOPS", 0),
+    ("write IOPS", 0),
+    ("lat mean µs", 3),
+    ("p50 µs", 4),
+    ("p99 µs", 5),
+    ("p99.9 µs", 2),
+    ("max µs", 1),
+)
 
 
 def render_run(run: Run, show_commands: bool = False) -> None:
-    from rich.table import Table
+    from rich.text import Text
 
-    from disksleuth.present.text import console, safe_text
+    from disksleuth.present.text import Col, console, print_fitted_table, safe_text
 
     out = console()
     title = f"{run.target}  ·  profile {run.profile}  ·  {run.fio_version}, engine {run.engine}"
     if run.size_bytes:
         title += f"  ·  {fmt_bytes(run.size_bytes)} tested"
-    table = Table(title=safe_text(title), title_justify="left", box=None, header_style="bold", pad_edge=False)
+    out.print(Text(safe_text(title, markup=False)))
     has_ref = any(t.pct_of_reference for t in run.tests)
-    cols = [
-        "test",
-        "read MB/s",
-        "write MB/s",
-        "read IOPS",
-        "write IOPS",
-        "lat mean µs",
-        "p50 µs",
-        "p99 µs",
-        "p99.9 µs",
-        "max µs",
-    ]
+    cols = [Col("test", justify="left")] + [Col(h, drop=d) for h, d in _RUN_COLUMNS]
     if has_ref:
-        cols.append("% of RAM ref")
-    for col in cols:
-        if col == "test":
-            table.add_column(col, no_wrap=True, min_width=max(len(t.id) for t in run.tests) + 2 if run.tests else 4)
-        else:
-            table.add_column(col, justify="right")
+        cols.append(Col("% of RAM ref"))
+    rows: list[list[str]] = []
+    styles: list[str | None] = []
     for t in run.tests:
         row = [
-            safe_text(t.id) + (" *" if t.cache_affected else ""),
+            safe_text(t.id, markup=False) + (" *" if t.cache_affected else ""),  # cells are Text: no markup
             _n(t.read_mbps, 1),
             _n(t.write_mbps, 1),
             _n(t.read_iops),
@@ -226,10 +266,15 @@ def render_run(run: Run, show_commands: bool = False) -> None:
         ]
         if has_ref:
             pct = t.pct_of_reference or {}
-            row.append(safe_text(" / ".join(f"{v:.0f}%" for k, v in pct.items() if k.endswith("mbps")) or "—"))
-        table.add_row(*row)
-        table_rows_by_direction(table, t, len(cols))
-    out.print(table)
+            row.append("/".join(f"{v:.0f}%" for k, v in pct.items() if k.endswith("mbps")) or "—")
+        rows.append(row)
+        styles.append(None)
+        for sub in direction_rows(t, len(cols)):
+            rows.append(sub)
+            styles.append("dim")
+    hidden = print_fitted_table(cols, rows, row_styles=styles)
+    if hidden:
+        out.print(f"[dim]hidden at {out.width} columns: {', '.join(hidden)} (--json has every figure)[/dim]")
     if any(t.cache_affected for t in run.tests):
         out.print("[yellow]* cache_affected: measured through the page cache or on memory, not the medium[/yellow]")
     for note in run.notes:

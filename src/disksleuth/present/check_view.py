@@ -71,12 +71,14 @@ def render_verdict(findings: list[Finding], summary: str) -> None:
     out.print(f"\n[bold]Summary:[/bold] {safe_text(summary)}")
 
 
-def render_check(device: Device, chain: LinkChain, run: Run, findings: list[Finding], summary: str) -> None:
+def render_check(
+    device: Device, chain: LinkChain, run: Run, findings: list[Finding], summary: str, show_commands: bool = False
+) -> None:
     from disksleuth.present.bench_view import render_run
     from disksleuth.present.text import console, safe_text
 
     console().print()
-    render_run(run)
+    render_run(run, show_commands=show_commands)
     if run.temperature_series:
         temps = [c for _, c in run.temperature_series]
         console().print(

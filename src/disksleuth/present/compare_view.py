@@ -58,21 +58,25 @@ def to_dict(c: Comparison) -> dict[str, Any]:
 
 
 def render_table(c: Comparison) -> None:
-    from rich.table import Table
+    from rich.text import Text
 
-    from disksleuth.present.text import console, safe_text
+    from disksleuth.present.text import Col, console, fit_columns, print_fitted_table, safe_text
 
+    out = console()
     header, rows = table_cells(c)
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for i, col in enumerate(header):
-        table.add_column(safe_text(col), justify="left" if i < 2 else "right", no_wrap=i == 0)
-    last_test = None
-    for row in rows:
-        shown = row[0] if row[0] != last_test else ""
-        last_test = row[0]
-        table.add_row(safe_text(shown), *(safe_text(cell) for cell in row[1:]))
-    console().print(table)
+    # The cells are printed as Text (no markup), so only control characters need neutralising.
+    header = [safe_text(h, markup=False) for h in header]
+    rows = [[safe_text(cell, markup=False) for cell in row] for row in rows]
+    # Every column carries a figure the comparison is about, so none is dropped. Too wide with the
+    # run labels as headers: headers "#ID" and the labels in a legend above; still too wide: the
+    # table is stacked (one block per test) rather than cutting numbers.
+    cols = [Col(h, justify="left" if i < 2 else "right") for i, h in enumerate(header)]
+    if fit_columns(cols, rows, out.width) is None:
+        for i, (rid, label) in enumerate(zip(c.run_ids, c.labels, strict=True)):
+            cols[2 + i] = Col(f"#{rid}")
+            out.print(Text(safe_text(label, markup=False)), style="dim")
+    print_fitted_table(cols, rows, key_cols=2)
     if c.reference_id is not None:
-        console().print(f"[dim]Figures are % of run #{c.reference_id}.[/dim]")
+        out.print(f"[dim]Figures are % of run #{c.reference_id}.[/dim]")
     else:
-        console().print(f"[dim]Ratios against run #{c.run_ids[c.baseline]}: 1.00x is the same, -38% is slower.[/dim]")
+        out.print(f"[dim]Ratios against run #{c.run_ids[c.baseline]}: 1.00x is the same, -38% is slower.[/dim]")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -50,6 +51,48 @@ def safe_text(value: object, markup: bool = True) -> str:
     return escape(text)
 
 
+_settings = {"no_color": False}
+
+
+def configure(no_color: bool = False) -> None:
+    """Per invocation (main() may run many times in one process): --no-color, and a fresh console
+    that looks at the current stdout and COLUMNS."""
+    _settings["no_color"] = no_color
+    console.cache_clear()
+
+
+class _TrimmedLines:
+    """A file for rich off a terminal: table padding leaves trailing spaces that diff, grep and
+    copy-paste trip over. Writes whole lines with their trailing blanks removed, to whatever
+    sys.stdout is at the time (pytest swaps it)."""
+
+    def __init__(self) -> None:
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        import sys
+
+        *lines, self._pending = (self._pending + text).split("\n")
+        if lines:
+            sys.stdout.write("".join(line.rstrip() + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        import sys
+
+        if self._pending:
+            sys.stdout.write(self._pending.rstrip())
+            self._pending = ""
+        sys.stdout.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
+def terminal_width() -> int:
+    return console().width
+
+
 @lru_cache(maxsize=1)
 def console() -> Console:
     import os
@@ -57,10 +100,14 @@ def console() -> Console:
 
     from rich.console import Console
 
+    no_color = _settings["no_color"] or None  # None: rich decides from NO_COLOR
+    if sys.stdout.isatty():
+        return Console(highlight=False, soft_wrap=False, no_color=no_color)
     # Off a terminal rich assumes 80 columns and truncates tables; a pipe or file gets wider lines
     # unless COLUMNS says otherwise.
-    width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS", "160"))
-    return Console(highlight=False, soft_wrap=False, width=width)
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() and int(columns) > 0 else 160
+    return Console(highlight=False, soft_wrap=False, width=width, no_color=no_color, file=_TrimmedLines())  # type: ignore[arg-type]
 
 
 def fmt_num(v: float | None, digits: int = 0) -> str:
@@ -255,3 +302,118 @@ def render_links(statuses: list[LinkStatus]) -> None:
         )
     if statuses and not any(s.fn.vendor_name for s in statuses):
         out.print("[dim]No pci.ids found: install pciutils (or hwdata) to see vendor and device names.[/dim]")
+
+
+# --- tables that fit the terminal --------------------------------------------------------------
+#
+# A number is never cut. A table wider than the terminal first drops its optional columns, lowest
+# `drop` rank first (the caller states the order: latency columns first), then, if it still does
+# not fit, is printed stacked: one block per row, "header value" pairs flowed within the width.
+# Headers may wrap between words; cells never wrap.
+
+_GAP = 2  # box=None, padding (0, 1), pad_edge=False: two spaces between columns
+
+
+@dataclass(frozen=True)
+class Col:
+    header: str
+    justify: str = "right"
+    drop: int = 0  # 0: always kept; otherwise dropped in increasing order when the table is too wide
+
+
+def _min_width(col: Col, cells: list[str]) -> int:
+    from rich.cells import cell_len
+
+    words = [cell_len(w) for w in col.header.split()] or [0]
+    return max([max(words), *(cell_len(c) for c in cells)])
+
+
+def _full_width(col: Col, cells: list[str]) -> int:
+    from rich.cells import cell_len
+
+    return max([cell_len(col.header), *(cell_len(c) for c in cells)])
+
+
+def fit_columns(cols: list[Col], rows: list[list[str]], width: int) -> tuple[list[int], list[int]] | None:
+    """(indices of the columns kept, their widths), or None when even the essential columns do not fit."""
+    keep = list(range(len(cols)))
+    droppable = sorted((i for i, c in enumerate(cols) if c.drop), key=lambda i: cols[i].drop)
+
+    def column_cells(i: int) -> list[str]:
+        return [row[i] for row in rows]
+
+    while True:
+        mins = [_min_width(cols[i], column_cells(i)) for i in keep]
+        if sum(mins) + _GAP * (len(keep) - 1) <= width:
+            break
+        if not droppable:
+            return None
+        keep.remove(droppable.pop(0))
+    # Spare room goes to headers that would otherwise wrap, the cheapest first: as few wrapped
+    # headers as possible.
+    spare = width - sum(mins) - _GAP * (len(keep) - 1)
+    widths = dict(zip(keep, mins, strict=True))
+    for i in sorted(keep, key=lambda i: _full_width(cols[i], column_cells(i)) - widths[i]):
+        extra = min(spare, _full_width(cols[i], column_cells(i)) - widths[i])
+        spare -= extra
+        widths[i] += extra
+    return keep, [widths[i] for i in keep]
+
+
+def print_fitted_table(
+    cols: list[Col], rows: list[list[str]], key_cols: int = 1, row_styles: list[str | None] | None = None
+) -> list[str]:
+    """Print rows (plain strings, no markup) as a table that fits the console; returns the headers
+    of the columns left out. key_cols=2 (compare): the first cell is a group name, printed once per
+    group, and the second names the row. A row left with nothing but its name once columns are
+    dropped (a latency detail line) is left out too."""
+    from rich.table import Table
+    from rich.text import Text
+
+    out = console()
+    fitted = fit_columns(cols, rows, out.width)
+    if fitted is None:
+        _print_stacked(cols, rows, key_cols)
+        return []
+    keep, widths = fitted
+    table = Table(box=None, header_style="bold", pad_edge=False, show_edge=False)
+    for i, w in zip(keep, widths, strict=True):
+        table.add_column(cols[i].header, justify=cols[i].justify, width=w)  # type: ignore[arg-type]
+    previous = None
+    for n, row in enumerate(rows):
+        cells = [row[i] for i in keep]
+        if not any(cells[1:]):
+            continue
+        if key_cols == 2:
+            shown = "" if row[0] == previous else row[0]
+            previous = row[0]
+            cells[0] = shown
+        table.add_row(*(Text(c, no_wrap=True) for c in cells), style=row_styles[n] if row_styles else None)
+    out.print(table)
+    return [cols[i].header for i in range(len(cols)) if i not in keep]
+
+
+def _print_stacked(cols: list[Col], rows: list[list[str]], key_cols: int) -> None:
+    """Too narrow for any table: the first cell as a heading, then "header value" pairs."""
+    from rich.cells import cell_len
+    from rich.text import Text
+
+    out = console()
+    indent = "  "
+    previous = None
+    for row in rows:
+        if row[0] != previous:
+            out.print(Text(row[0], style="bold"), no_wrap=True, overflow="ignore")
+            previous = row[0]
+        pairs = zip(cols[key_cols:], row[key_cols:], strict=True)
+        items = [f"{c.header} {v}" for c, v in pairs if v not in ("", "—")]
+        line = row[1] + ":" if key_cols == 2 else ""
+        lead = indent
+        for item in items:
+            candidate = f"{line}   {item}" if line else item
+            if line and cell_len(lead + candidate) > out.width:
+                out.print(Text(lead + line))
+                lead, candidate = indent * 2, item  # continuation lines sit deeper
+            line = candidate
+        if line:
+            out.print(Text(lead + line))

@@ -1,0 +1,170 @@
+"""Human output at the terminal's width: numbers never cut, lines never wider than the terminal,
+no trailing spaces off a terminal, progress on stderr whenever stderr is a terminal."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import uuid
+
+import pytest
+from conftest import DATA, needs_fio
+
+EXPORT = os.path.join(DATA, "store", "real-runs-export.json")
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
+@pytest.fixture
+def store(cli, tmp_path, monkeypatch):
+    """Real runs from this project's VM: #1 riscos, #2 mixed, #3 quick on vda, #4 quick on /dev/shm."""
+    url = f"sqlite:///{tmp_path}/runs.sqlite"
+    assert cli("import", EXPORT, "--db", url).code == 0
+    monkeypatch.setenv("DISKSLEUTH_DB", url)
+    return url
+
+
+def _figures(doc: dict) -> list[str]:
+    """Every figure of the run's tests as the table prints it (1 or 0 decimals, thousands commas)."""
+    out = []
+    for t in doc["tests"]:
+        for key in ("read_mbps", "write_mbps", "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p999_us"):
+            if t[key] is not None:
+                out.append((key, f"{t[key]:,.1f}"))
+        for key in ("read_iops", "write_iops", "lat_max_us"):
+            if t[key] is not None:
+                out.append((key, f"{t[key]:,.0f}"))
+    return out
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120])
+@pytest.mark.parametrize("run_id", ["1", "3"])
+def test_show_never_cuts_a_number_and_fits_the_width(cli, store, monkeypatch, columns, run_id):
+    monkeypatch.setenv("COLUMNS", str(columns))
+    doc = cli("show", run_id, "--json").json()
+    out = cli("show", run_id).out
+    assert "…" not in out, out
+    for line in out.splitlines():
+        assert len(line) <= columns, (columns, line)
+    # Throughput and IOPS always print in full; a latency column may be hidden, and says so.
+    hidden = re.search(r"hidden at \d+ columns: (.*?)\s\(--json", out, re.S)
+    for key, figure in _figures(doc):
+        if key.startswith("lat") and hidden:
+            continue
+        assert re.search(rf"(^|\s){re.escape(figure)}(\s|$)", out, re.M), (columns, key, figure, out)
+    if columns == 120:
+        assert not hidden, out  # the full table fits a common wide terminal
+
+
+DROP_ORDER = ["max µs", "p99.9 µs", "lat mean µs", "p50 µs", "p99 µs"]
+
+
+@pytest.mark.parametrize("columns", [60, 70, 80])
+def test_narrow_show_drops_latency_first(cli, store, monkeypatch, columns):
+    monkeypatch.setenv("COLUMNS", str(columns))
+    out = cli("show", "3").out
+    hidden = re.search(r"hidden at \d+ columns: (.*?)\s\(--json", out, re.S)
+    assert hidden, out
+    names = set(hidden.group(1).replace("\n", " ").split(", "))
+    assert names == set(DROP_ORDER[: len(names)]), (columns, names)  # in the stated order
+
+
+def test_riscos_reference_column_does_not_wrap(cli, store, monkeypatch):
+    """The % of RAM reference sits on its test's line, at every width that shows a table."""
+    monkeypatch.setenv("COLUMNS", "80")
+    out = cli("show", "1").out
+    randrw = next(line for line in out.splitlines() if line.startswith("RND4K_Q1T1_randrw80"))
+    assert re.search(r"\d+%/\d+%$", randrw), randrw
+    assert not any(line.strip() in ("/", "%") for line in out.splitlines())
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_compare_fits_and_keeps_every_figure(cli, store, monkeypatch, columns):
+    monkeypatch.setenv("COLUMNS", str(columns))
+    out = cli("compare", "3", "4").out
+    assert "…" not in out, out
+    assert all(len(line) <= columns for line in out.splitlines()), out
+    from disksleuth.analysis.compare import format_ratio, format_value
+
+    rows = cli("compare", "3", "4", "--json").json()["comparison"]["rows"]
+    for row in rows:
+        for value in row["values"]:
+            assert format_value(value, row["metric"]) in out, (columns, row, out)
+        assert format_ratio(row["ratios"][1]) in out, (columns, row, out)
+
+
+def test_no_trailing_spaces_off_a_terminal(cli, store, tmp_path):
+    tree = f"{DATA}/sysfs/sata_3g_on_6g"
+    for argv in (("show", "1"), ("compare", "3", "4"), ("runs",), ("list", "--sysfs-root", tree)):
+        out = cli(*argv).out
+        assert out.strip(), argv
+        assert [line for line in out.splitlines() if line != line.rstrip()] == [], argv
+
+
+def test_progress_clock_never_passes_the_total():
+    from disksleuth.present.bench_view import progress_clock
+
+    assert progress_clock(1.2, 2.0) == "1/2 s"
+    assert progress_clock(3.0, 2.0) == "3 s"  # not "3/2 s"
+    assert progress_clock(3.0, 0.0) == "3 s"
+
+
+@pytest.mark.parametrize("width", [30, 40, 60])
+def test_progress_rate_fits_its_room(width):
+    from disksleuth.present.bench_view import progress_rate
+
+    text = progress_rate(2037.5, 759.6, 35331, width)
+    assert 0 < len(text) <= width
+    assert progress_rate(2037.5, 759.6, 35331, 200) == "read 2,037.5 MB/s  write 759.6 MB/s  35,331 IOPS"
+
+
+@needs_fio
+def test_bench_progress_on_stderr_when_stdout_is_redirected(tmp_path):
+    """`bench DIR > out.txt` with stderr on a terminal: progress there, the table in the file."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+
+    shm = f"/dev/shm/disksleuth-progress-{uuid.uuid4().hex[:8]}"
+    os.makedirs(shm)
+    out_path = tmp_path / "out.txt"
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 80, 0, 0))
+    try:
+        with open(out_path, "w") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "disksleuth", "bench", shm, "--profile", "mixed", "--time", "1"]
+                + ["--size", "16M", "--no-save"],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=slave,
+                env={**os.environ, "TERM": "xterm", "COLUMNS": "80"},
+            )
+            os.close(slave)
+            chunks = []
+            while True:
+                ready, _, _ = select.select([master], [], [], 60)
+                if not ready:
+                    break
+                try:
+                    data = os.read(master, 65536)
+                except OSError:
+                    break
+                if not data:
+                    break
+                chunks.append(data)
+            assert proc.wait(timeout=60) == 0
+    finally:
+        os.close(master)
+        subprocess.run(["rm", "-rf", shm], check=False)
+    terminal = ANSI.sub("", b"".join(chunks).decode("utf-8", "replace"))
+    assert "[1/1] RND4K_Q64T1_randrw75" in terminal, terminal
+    assert "✓ RND4K_Q64T1_randrw75" in terminal, terminal
+    assert not re.search(r"\b(\d+)/(\d+) s\b", terminal) or all(
+        int(a) <= int(b) for a, b in re.findall(r"\b(\d+)/(\d+) s\b", terminal)
+    ), terminal
+    table = out_path.read_text()
+    assert "RND4K_Q64T1_randrw75" in table and "\x1b" not in table
