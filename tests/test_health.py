@@ -198,7 +198,7 @@ def test_missing_smartctl_names_the_package(cli, monkeypatch, tmp_path):
 
 def test_unknown_device(cli):
     res = cli("health", "/dev/does-not-exist")
-    assert res.code == 2 and "no such device" in res.err
+    assert res.code == 2 and "no such block device" in res.err  # the same resolution and words as explain
 
 
 def test_exit_status_words():

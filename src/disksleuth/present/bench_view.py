@@ -134,20 +134,22 @@ class TtyEvents:
         return answer.strip().lower() == "yes"
 
     def _new_task(self, label: str, total: float | None) -> None:
+        """label is plain text: cut to its column first, then escaped for the markup column."""
         if self.task is not None:
             self.progress.remove_task(self.task)
         self.total_s = total or 0.0
         if len(label) > self.LABEL_WIDTH:
             label = label[: self.LABEL_WIDTH - 1] + "…"
-        self.task = self.progress.add_task(label, total=total, clock="", rate="")
+        self.task = self.progress.add_task(safe_text(label), total=total, clock="", rate="")
 
     def phase(self, label: str, total_s: float | None) -> None:
         if self.done:  # a new section after finished tests (the RAM reference): head its results
-            self.console.print(f"[bold]{label}[/bold]")
+            self.console.print(f"[bold]{safe_text(label)}[/bold]")
         self._new_task(label, total_s)
 
     def test_start(self, index: int, total: int, spec: TestSpec, total_s: float) -> None:
-        self._new_task(f"\\[{index}/{total}] {safe_text(spec.id)}", total_s)
+        # "[1/4]" is not markup to rich (a tag starts with a letter, # / or @), so it prints as is.
+        self._new_task(f"[{index}/{total}] {spec.id}", total_s)
 
     def status(self, elapsed_s: float, read_mbps: float, write_mbps: float, iops: float) -> None:
         if self.task is None:
