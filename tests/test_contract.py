@@ -58,6 +58,10 @@ CASES: dict[tuple[str, ...], Case] = {
     ("check",): Case(("{shm}", *BENCH_ARGS), ("/nonexistent/dir",), FINDINGS, FINDINGS, bare=tuple(BENCH_ARGS)),
     ("bench",): Case(("{shm}", *BENCH_ARGS), ("/nonexistent/dir", *BENCH_ARGS)),
     ("runs",): Case((), ("--limit", "many"), bare_codes=frozenset({0})),
+    ("runs", "list"): Case(("--tag", "cmp"), ("--limit", "many"), bare_codes=frozenset({0})),
+    ("runs", "delete"): Case(("2",), ("999999",)),
+    ("runs", "prune"): Case(("--tag", "mixed"), ("--older-than", "soon")),
+    ("fleet",): Case((), ("--db", "/nonexistent/dir/x.sqlite"), FINDINGS, FINDINGS),
     ("show",): Case(("1",), ("999999",)),
     ("compare",): Case(("3", "4"), ("1", "999999")),
     ("report",): Case(("2", "-o", "{tmp}/report.html"), ("999999", "-o", "{tmp}/report.html")),
@@ -78,7 +82,8 @@ CASES: dict[tuple[str, ...], Case] = {
 
 
 def command_paths(parser: argparse.ArgumentParser | None = None, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
-    """Every command and sub-command in the parser, e.g. ("runs",), ("runs", "delete")."""
+    """Every command and sub-command in the parser, e.g. ("runs",), ("runs", "delete"): sub-parsers,
+    and a command's leading positional with fixed choices (`runs delete|prune`) as its actions."""
     parser = parser or build_parser()
     paths = []
     for action in parser._actions:
@@ -86,6 +91,10 @@ def command_paths(parser: argparse.ArgumentParser | None = None, prefix: tuple[s
             for name, sub in action.choices.items():
                 paths.append((*prefix, name))
                 paths += command_paths(sub, (*prefix, name))
+    if prefix:
+        positionals = [a for a in parser._actions if not a.option_strings and a.dest != "help"]
+        if positionals and positionals[0].choices and not isinstance(positionals[0], argparse._SubParsersAction):
+            paths += [(*prefix, str(choice)) for choice in positionals[0].choices]
     return paths
 
 
@@ -183,7 +192,7 @@ def test_contract_off_a_terminal(path, ctx, monkeypatch, capsys):
 
     # --help
     code, out, err = _in_process([*cmd, "--help"], ctx, monkeypatch, capsys)
-    assert code == 0 and out.startswith(f"usage: disksleuth {' '.join(path)}"), (code, out[:200], err)
+    assert code == 0 and out.startswith(f"usage: disksleuth {path[0]}"), (code, out[:200], err)
     _assert_plain(out, cmd)
 
     # no arguments: a clean usage error (one line on stderr, nothing on stdout) or a sensible default
