@@ -13,6 +13,10 @@ Format (fio HOWTO, "Log File Formats"): one line per entry, comma-separated:
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from disksleuth.errors import ParseError
@@ -47,3 +51,24 @@ def parse_bw_log(text: str) -> tuple[BwLogEntry, ...]:
             raise ParseError(f"fio bandwidth log line {number}: time goes backwards ({t_ms} ms)")
         out.append(BwLogEntry(t_ms, float(value * KIB), DIRECTIONS[ddir]))
     return tuple(out)
+
+
+@contextlib.contextmanager
+def log_dir() -> Iterator[str]:
+    """A private directory for fio's log files, removed afterwards whatever happens."""
+    path = tempfile.mkdtemp(prefix="disksleuth-fio-logs-")
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def read_bw_log(prefix: str, job: int = 1) -> tuple[BwLogEntry, ...]:
+    """The bandwidth log fio wrote for `--write_bw_log=PREFIX` (job 1 unless told)."""
+    path = f"{prefix}_bw.{job}.log"
+    try:
+        with open(path) as fh:
+            text = fh.read(64 * 1024 * 1024)  # 100 ms windows for a day stay far below this
+    except OSError as exc:
+        raise ParseError(f"fio wrote no bandwidth log at {path}: {exc.strerror}") from None
+    return parse_bw_log(text)

@@ -1,0 +1,134 @@
+"""The `sustained` profile's fill: sequential writes until --size bytes (or --max-time), logged by fio every
+100 ms, then the phases found (analysis/sustained.py); optionally an idle pause and a second, short burst to
+see how much of the cache came back.
+
+It composes probe/ calls (fio, its bandwidth log) and analysis/ functions, as bench.py does; bench.py calls
+`run_fill` for tests of kind "fill".
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from disksleuth.analysis import sustained as phases
+from disksleuth.analysis.results import result_from_fio, series_from_samples
+from disksleuth.model import TestResult
+from disksleuth.model_sustained import Sustained
+from disksleuth.probe import fio
+from disksleuth.probe.fio_bwlog import log_dir, read_bw_log
+from disksleuth.probe.fio_parse import aggregate
+from disksleuth.profiles import MIB, JobPlan, fio_argv, shell_command
+
+if TYPE_CHECKING:
+    from disksleuth.bench import Events, Where
+    from disksleuth.plan import TestStep
+
+RECOVERY_MARGIN = 1.25  # the second burst writes 25% more than the cache the fill found, to see it fall again
+RECOVERY_MIN_BYTES = 64 * MIB
+SHOWN_LOG_PREFIX = "disksleuth-fill"  # the log prefix in the command line we record, so a rerun writes here
+
+
+def _argv(step: TestStep, where: Where, size: int, runtime_s: float, log_prefix: str) -> list[str]:
+    plan = JobPlan(where.path, size, where.offset, where.engine, where.direct, runtime_s, 0.0, read_only=False)
+    argv = fio_argv(step.spec, plan)
+    argv.insert(-1, f"--write_bw_log={log_prefix}")
+    return argv
+
+
+def _write(
+    step: TestStep,
+    where: Where,
+    size: int,
+    runtime_s: float,
+    events: Events,
+    temperature: Callable[[], float | None],
+) -> tuple[object, list, list[tuple[float, float]], tuple, list[str]]:
+    """One logged sequential write: (fio job, status samples, temperatures, bandwidth log, argv)."""
+    temps: list[tuple[float, float]] = []
+    live: list = []
+
+    def on_status(sample: fio.StatusSample) -> None:  # type: ignore[name-defined]
+        live.append(sample)
+        temp = temperature()
+        if temp is not None:
+            temps.append((round(sample.elapsed_s, 2), temp))
+        points = series_from_samples(live)
+        if points:
+            events.status(sample.elapsed_s, 0.0, points[-1].write_mbps, points[-1].iops)
+
+    with log_dir() as logs:
+        prefix = os.path.join(logs, "fill")
+        argv = _argv(step, where, size, runtime_s, prefix)
+        report, samples = fio.run_job(argv, timeout_s=runtime_s + 120, on_status=on_status)
+        entries = read_bw_log(prefix)
+    shown = _argv(step, where, size, runtime_s, SHOWN_LOG_PREFIX)
+    return aggregate(report), samples, temps, entries, shown
+
+
+def run_fill(
+    step: TestStep,
+    where: Where,
+    events: Events,
+    fio_version: str,
+    temperature: Callable[[], float | None],
+    warning_c: float | None,
+    recovery_idle_s: float | None = None,
+) -> TestResult:
+    """The fill, its phases and (with `recovery_idle_s`) the recovery burst, as one TestResult."""
+    events.test_start(step.index, step.total, step.spec, step.runtime_s)
+    job, samples, temps, entries, shown = _write(step, where, where.region, step.runtime_s, events, temperature)
+    written = job.write.io_bytes if job.write else 0
+    stopped_by = "size" if written >= where.region else "time"
+    points = phases.fill_points(entries, total_bytes=written)
+    found = phases.analyse(points, temps, warning_c, stopped_by=stopped_by)
+    notes: list[str] = []
+    if stopped_by == "time":
+        notes.append(
+            f"--max-time {step.runtime_s:g} s ended the fill after {written / 1e9:,.2f} GB "
+            f"of {where.region / 1e9:,.2f} GB"
+        )
+    if not temps:
+        notes.append("no drive temperature readings during the fill: heat cannot be told apart from the cache")
+    if recovery_idle_s:
+        found, note = _recovery(step, where, events, temperature, found, recovery_idle_s)
+        if note:
+            notes.append(note)
+    plan = JobPlan(where.path, where.region, where.offset, where.engine, where.direct, step.runtime_s, 0.0)
+    result = result_from_fio(
+        step.spec,
+        job,  # type: ignore[arg-type]
+        fio_version=fio_version,
+        engine=where.engine,
+        fio_command=shell_command(shown),
+        plan=plan,
+        cache_affected=where.cache_affected,
+        series=series_from_samples(samples),
+        notes=tuple(notes),
+    )
+    result = replace(result, sustained=found, burst_mbps=found.burst_mbps, sustained_mbps=found.sustained_mbps)
+    events.test_done(result)
+    return result
+
+
+def _recovery(
+    step: TestStep,
+    where: Where,
+    events: Events,
+    temperature: Callable[[], float | None],
+    fill: Sustained,
+    idle_s: float,
+) -> tuple[Sustained, str | None]:
+    cache = fill.cache_exhausted_at_bytes
+    if cache is None:
+        return fill, "recovery burst skipped: the fill found no write cache to recover"
+    size = min(where.region, max(RECOVERY_MIN_BYTES, int(cache * RECOVERY_MARGIN) // MIB * MIB))
+    events.phase(f"idle {idle_s:g} s, then a {size / 1e6:,.0f} MB burst to see how much cache came back", idle_s)
+    time.sleep(idle_s)
+    job, _, _, entries, _ = _write(step, where, size, step.runtime_s, events, temperature)
+    written = job.write.io_bytes if job.write else 0  # type: ignore[attr-defined]
+    back = phases.recovery(phases.fill_points(entries, total_bytes=written), idle_s, fill)
+    return replace(fill, recovery=back), None

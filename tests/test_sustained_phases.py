@@ -1,0 +1,161 @@
+"""Phase detection of the sustained fill on series recorded with real fio (tests/data/series/record_sustained.py),
+and the bandwidth-log parser on fio's own output."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from disksleuth.analysis import sustained as S
+from disksleuth.errors import ParseError
+from disksleuth.probe.fio_bwlog import parse_bw_log
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SERIES = os.path.join(HERE, "data", "series")
+MB = 1_000_000
+
+
+def recorded(name: str, with_temperature: bool = True):
+    with open(os.path.join(SERIES, f"sustained-{name}.json")) as fh:
+        doc = json.load(fh)
+    points = S.fill_points(parse_bw_log(doc["bw_log"]), total_bytes=doc["fio_write_bytes"])
+    temps = [tuple(t) for t in doc["temperature"]] if with_temperature else []
+    return doc, S.analyse(points, temps, doc["warning_c"])
+
+
+def switch_at(doc: dict, rate: int) -> int:
+    """Where the emulator lowered the throttle to `rate` (bytes written by then)."""
+    return next(at for at, bps in doc["throttle_switches"] if bps == rate)
+
+
+def test_one_cliff_found_where_the_cache_ran_out():
+    doc, s = recorded("cliff")
+    cache = switch_at(doc, 50 * MB)
+    assert s.cause == "cache"
+    assert s.cache_exhausted_at_bytes == pytest.approx(cache, rel=0.10)
+    assert s.sustained_mbps == pytest.approx(50, rel=0.10)
+    assert s.burst_mbps > 4 * s.sustained_mbps
+    assert len(s.phases) == 2
+    assert s.phases[0].start_bytes == 0 and s.phases[-1].end_bytes == s.written_bytes == doc["fio_write_bytes"]
+    assert s.phases[0].end_bytes == s.phases[1].start_bytes == s.cache_exhausted_at_bytes
+    # The emulated temperature rose ~8 °C, far from its 70 °C warning level: the cache, not heat.
+    assert "below the 70 °C warning threshold" in s.reason
+    (finding,) = S.findings(s)
+    assert finding.code == "write_cache_cliff" and finding.severity == "info"
+    assert finding.message.startswith(f"Writes ran at {s.burst_mbps:,.0f} MB/s for the first ")
+    assert f"then {s.sustained_mbps:,.0f} MB/s" in finding.message
+
+
+def test_two_cliffs_cache_then_folding():
+    doc, s = recorded("two-cliffs")
+    assert s.cache_exhausted_at_bytes == pytest.approx(switch_at(doc, 100 * MB), rel=0.10)
+    rates = [p.mbps for p in s.phases]
+    # Somewhere after the cache: ~100 MB/s, then ~30 MB/s from the fold on, to the end.
+    assert any(p.mbps == pytest.approx(100, rel=0.15) for p in s.phases[1:-1])
+    assert s.phases[-1].mbps == pytest.approx(30, rel=0.10)
+    assert s.phases[-1].start_bytes == pytest.approx(switch_at(doc, 30 * MB), rel=0.10)
+    assert rates[0] > 4 * max(rates[1:])
+    _, cliffs = S.find_phases(S.binned(s.points))
+    assert len(cliffs) == 2  # the cache, then the fold
+    assert "Phases:" in S.findings(s)[0].message
+
+
+def test_flat_series_has_no_cliff():
+    _, s = recorded("flat")
+    assert s.cause is None and s.cache_exhausted_at_bytes is None
+    assert len(s.phases) == 1
+    assert s.burst_mbps == s.sustained_mbps == pytest.approx(120, rel=0.05)
+    assert S.findings(s) == []
+
+
+@pytest.mark.parametrize("name", ["noisy", "unthrottled"])
+def test_noisy_flat_series_has_no_cliff(name):
+    # noisy: a neighbour moves the throttle between 60 and 150 MB/s; unthrottled: a RAM loop device as
+    # jittery as the CPU time left on a busy machine. Phases may be many; none is a cliff.
+    _, s = recorded(name)
+    assert s.cause is None and s.cache_exhausted_at_bytes is None
+    assert S.findings(s) == []
+
+
+def test_thermal_drop_is_heat_not_cache():
+    doc, s = recorded("thermal")
+    assert s.cause == "thermal"
+    assert s.cache_exhausted_at_bytes is None  # not the cache
+    assert s.cliff_at_bytes == pytest.approx(switch_at(doc, 40 * MB), rel=0.10)
+    assert s.sustained_mbps == pytest.approx(40, rel=0.10)
+    assert s.temperature_at_cliff_c >= 70
+    (finding,) = S.findings(s)
+    assert finding.code == "thermal_throttling" and finding.severity == "warn"
+    assert "(warning threshold 70 °C)" in finding.message and "heat, not the write cache" in finding.message
+
+
+def test_same_drop_without_temperatures_is_the_cache_with_a_caveat():
+    _, s = recorded("thermal", with_temperature=False)
+    assert s.cause == "cache"
+    assert "heat cannot be ruled out" in s.reason
+
+
+def test_thermal_needs_the_warning_threshold():
+    doc, _ = recorded("thermal")
+    points = S.fill_points(parse_bw_log(doc["bw_log"]), total_bytes=doc["fio_write_bytes"])
+    s = S.analyse(points, [tuple(t) for t in doc["temperature"]], warning_c=None)
+    assert s.cause == "cache" and "no warning threshold" in s.reason
+
+
+def test_binning_keeps_bytes_and_time():
+    _, s = recorded("unthrottled")
+    few = S.binned(s.points, max_points=7)
+    assert len(few) <= 7
+    assert few[-1].written_bytes == s.points[-1].written_bytes and few[-1].t_s == s.points[-1].t_s
+    total_s = few[-1].t_s
+    mean = sum(p.mbps * (p.t_s - (few[i - 1].t_s if i else 0)) for i, p in enumerate(few)) / total_s
+    assert mean == pytest.approx(s.written_bytes / total_s / 1e6, rel=0.01)
+
+
+def test_recovery_counts_the_fast_bytes_again():
+    doc, fill = recorded("cliff")
+    # The same recorded fill stands in for the second burst: everything up to the cliff ran fast again.
+    back = S.recovery(fill.points, idle_s=30, fill=fill)
+    assert back.fell and back.fast_bytes == fill.cache_exhausted_at_bytes and back.recovered_pct == 100.0
+
+
+# --- the bandwidth log parser -----------------------------------------------------------------------
+
+
+def test_parse_fio_333_bw_log():
+    with open(os.path.join(HERE, "data", "fio", "fio-3.33-write_bw_log-avg100ms.log")) as fh:
+        entries = parse_bw_log(fh.read())
+    assert entries[0].t_ms == 144 and entries[0].direction == "write"
+    assert entries[0].bytes_per_s == 1479111 * 1024  # KiB/s
+    assert all(e.t_ms <= f.t_ms for e, f in zip(entries, entries[1:], strict=False))
+
+
+def test_parse_bw_log_other_fio_versions():
+    # fio 2.x: four fields; fio >= 3.35: a sixth, the command priority (fio HOWTO, "Log File Formats").
+    entries = parse_bw_log("100, 2048, 1, 0\n200, 4096, 1, 0, 0, 0\n300, 1024, 0, 0, 0\n")
+    assert [(e.t_ms, e.bytes_per_s, e.direction) for e in entries] == [
+        (100, 2048 * 1024, "write"),
+        (200, 4096 * 1024, "write"),
+        (300, 1024 * 1024, "read"),
+    ]
+    points = S.fill_points(entries)
+    assert [p.written_bytes for p in points] == [round(2048 * 102.4), round((2048 + 4096) * 102.4)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "100, 2048",
+        "100, 2048, 1, 0, 0, 0, 0",
+        "abc, 2048, 1, 0, 0",
+        "100, -5, 1, 0, 0",
+        "100, 2048, 7, 0, 0",
+        "200, 1, 1, 0, 0\n100, 1, 1, 0, 0",
+        "fio: some error text\n",
+    ],
+)
+def test_parse_bw_log_rejects_what_fio_does_not_write(text):
+    with pytest.raises(ParseError):
+        parse_bw_log(text)
