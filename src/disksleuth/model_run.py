@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from disksleuth.model import Device
+
+if TYPE_CHECKING:
+    from disksleuth.model_sustained import Sustained
 
 # --- benchmark results -----------------------------------------------------------------------
 
@@ -69,6 +72,7 @@ class TestResult:
     write_lat_p99_us: float | None = None
     write_lat_p999_us: float | None = None
     write_lat_max_us: float | None = None
+    sustained: Sustained | None = None  # the sustained profile's fill: phases, cliff, heat or cache
 
     @property
     def writes(self) -> bool:

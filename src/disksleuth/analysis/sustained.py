@@ -283,7 +283,7 @@ def _size(n: int) -> str:
 
 
 def phases_line(s: Sustained) -> str:
-    """"2,400 MB/s for the first 42.0 GB, then 480 MB/s": every phase in order."""
+    """ "2,400 MB/s for the first 42.0 GB, then 480 MB/s": every phase in order."""
     if not s.phases:
         return "no data"
     parts = [f"{s.phases[0].mbps:,.0f} MB/s for the first {_size(s.phases[0].end_bytes)}"]

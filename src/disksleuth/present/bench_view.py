@@ -17,11 +17,17 @@ def test_to_dict(t: TestResult) -> dict[str, Any]:
     out["series"] = [dataclasses.asdict(p) for p in t.series]
     out["pct_of_reference"] = dict(t.pct_of_reference) if t.pct_of_reference is not None else None
     out["notes"] = list(t.notes)
+    if t.sustained is not None:
+        from disksleuth.present.sustained_view import sustained_to_dict
+
+        out["sustained"] = sustained_to_dict(t.sustained)
+    else:
+        out.pop("sustained", None)
     return out
 
 
 def run_to_dict(run: Run) -> dict[str, Any]:
-    return {
+    doc: dict[str, Any] = {
         "run": {
             "id": run.id,
             "kind": run.kind,
@@ -46,6 +52,10 @@ def run_to_dict(run: Run) -> dict[str, Any]:
             "temperature_series": [{"t_s": t, "temperature_c": c} for t, c in run.temperature_series],
         },
     }
+    fill = next((t for t in doc["tests"] if t.get("sustained")), None)
+    if fill is not None:  # the sustained profile: its fill, top level (issue 14)
+        doc["sustained"] = fill["sustained"]
+    return doc
 
 
 def run_from_dict(doc: dict[str, Any]) -> Run:
@@ -66,6 +76,10 @@ def run_from_dict(doc: dict[str, Any]) -> Run:
         kw["series"] = tuple(SeriesPoint(**p) for p in t.get("series") or [])
         kw["notes"] = tuple(t.get("notes") or ())
         kw["cache_affected"] = bool(kw.get("cache_affected"))
+        if t.get("sustained"):
+            from disksleuth.present.sustained_view import sustained_from_dict
+
+            kw["sustained"] = sustained_from_dict(t["sustained"])
         return TestResult(**kw)
 
     run = doc["run"]
@@ -279,6 +293,11 @@ def render_run(run: Run, show_commands: bool = False) -> None:
         out.print(f"[dim]hidden at {out.width} columns: {', '.join(hidden)} (--json has every figure)[/dim]")
     if any(t.cache_affected for t in run.tests):
         out.print("[yellow]* cache_affected: measured through the page cache or on memory, not the medium[/yellow]")
+    for t in run.tests:
+        if t.sustained is not None:
+            from disksleuth.present.sustained_view import render_sustained
+
+            render_sustained(t.sustained)
     for note in run.notes:
         out.print(f"[dim]note: {safe_text(note)}[/dim]")
     for t in run.tests:

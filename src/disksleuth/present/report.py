@@ -495,6 +495,60 @@ def timeline_chart(doc: dict[str, Any]) -> str | None:
     return _svg(timeline_figure(doc))
 
 
+def sustained_chart(doc: dict[str, Any]) -> str | None:
+    """The sustained fill: MB/s against GB written, each phase shaded with its rate, the cliff marked, and the
+    drive temperature (placed by the bytes written at its time) on a second axis beside it."""
+    fill = doc.get("sustained") or next((t["sustained"] for t in doc.get("tests") or [] if t.get("sustained")), None)
+    points = (fill or {}).get("points") or []
+    if not points:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(CHART_WIDTH_IN, 2.9))
+    gb = [p["written_bytes"] / 1e9 for p in points]
+    ax.plot(gb, [p["mbps"] for p in points], color="#0969da", linewidth=1, label="write MB/s")
+    shades = ("#ddf4ff", "#fff8c5", "#ffebe9", "#dafbe1")
+    for i, ph in enumerate(fill.get("phases") or []):
+        x0, x1 = ph["start_bytes"] / 1e9, ph["end_bytes"] / 1e9
+        ax.axvspan(x0, x1, color=shades[i % len(shades)], alpha=0.8, zorder=0)
+        ax.hlines(ph["mbps"], x0, x1, colors="#1b1f24", linestyles=":", linewidth=1)
+        ax.annotate(f"{ph['mbps']:,.0f} MB/s", ((x0 + x1) / 2, ph["mbps"]), xytext=(0, 4),
+                    textcoords="offset points", ha="center", fontsize=SMALL_PT)
+    if fill.get("cliff_at_bytes") is not None:
+        x = fill["cliff_at_bytes"] / 1e9
+        what = "thermal throttling" if fill.get("cause") == "thermal" else "cache exhausted"
+        ax.axvline(x, color="#cf222e", linewidth=1.2)
+        ax.annotate(f"{what} at {x:,.2f} GB", (x, ax.get_ylim()[1]), xytext=(4, -12), textcoords="offset points",
+                    color="#cf222e", fontsize=SMALL_PT)
+    temps = fill.get("temperature_series") or []
+    if temps:
+        # A temperature reading's place on the byte axis: the bytes written by its time.
+        ts, bs = [p["t_s"] for p in points], [p["written_bytes"] for p in points]
+
+        def at(t: float) -> float:
+            for j, tj in enumerate(ts):
+                if tj >= t:
+                    t0, b0 = (ts[j - 1], bs[j - 1]) if j else (0.0, 0)
+                    return (b0 + (bs[j] - b0) * ((t - t0) / (tj - t0) if tj > t0 else 1.0)) / 1e9
+            return bs[-1] / 1e9
+
+        ax2 = ax.twinx()
+        ax2.plot([at(t["t_s"]) for t in temps], [t["temperature_c"] for t in temps], color="#bc4c00",
+                 linestyle="--", linewidth=1, label="temperature °C")
+        if fill.get("temperature_warning_c") is not None:
+            ax2.axhline(fill["temperature_warning_c"], color="#bc4c00", linestyle=":", linewidth=0.8)
+        ax2.set_ylabel("°C", color="#bc4c00")
+    ax.set_xlabel("GB written")
+    ax.set_ylabel("MB/s")
+    ax.set_xlim(0, gb[-1])
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    title = f"Run #{doc['run']['id']}: sustained write"
+    if fill.get("burst_mbps") is not None and fill.get("cliff_at_bytes") is not None:
+        title += f": {fill['burst_mbps']:,.0f} MB/s, then {fill['sustained_mbps']:,.0f} MB/s"
+    ax.set_title(title)
+    return _svg(fig)
+
+
 # Charts drawn once for all runs, then once per run. A new chart is one function added here.
 ACROSS_RUNS_CHARTS: list[Callable[[list[dict[str, Any]]], str | None]] = [
     lambda docs: bar_chart(docs, "read_mbps", "Sequential read MB/s", _seq),
@@ -504,7 +558,7 @@ ACROSS_RUNS_CHARTS: list[Callable[[list[dict[str, Any]]], str | None]] = [
     latency_chart,
     pct_of_reference_chart,
 ]
-RUN_CHARTS: list[Callable[[dict[str, Any]], str | None]] = [timeline_chart]
+RUN_CHARTS: list[Callable[[dict[str, Any]], str | None]] = [timeline_chart, sustained_chart]
 
 
 def _seq(t: dict[str, Any]) -> bool:
