@@ -5,4 +5,4 @@ SCHEMA = "disksleuth/1"
 
 # Profile names for argument parsing, without importing the profile definitions (kept in step with
 # disksleuth.profiles.PROFILES by a test).
-PROFILE_NAMES = ("quick", "standard", "mixed", "homelab", "flash", "riscos")
+PROFILE_NAMES = ("quick", "standard", "mixed", "homelab", "flash", "riscos", "sustained")

@@ -353,7 +353,7 @@ def execute(plan: BenchPlan, events: Events, version: str, *, stop_rule: StopRul
         events.message(line)
     _confirm(plan, events)
     for step in plan.tests:
-        if step.kind not in ANALYSES:
+        if step.kind not in ANALYSES and step.kind != "fill":
             raise UsageError(f"{step.spec.id}: no analysis for tests of kind {step.kind!r}")
     target = plan.target
     started = _now_iso()
@@ -363,7 +363,12 @@ def execute(plan: BenchPlan, events: Events, version: str, *, stop_rule: StopRul
         ctx = _Ctx(events, version, watch.latest_temperature, stop_rule)
         with _main_target(plan, ctx) as (plan, where, where_notes):
             notes.extend(where_notes)
-            results = [_run_test(step, where, ctx) for step in plan.tests]
+            results = [
+                _run_fill(step, where, ctx, watch, plan.recovery_idle_s)
+                if step.kind == "fill"
+                else _run_test(step, where, ctx)
+                for step in plan.tests
+            ]
         reference: tuple[TestResult, ...] = ()
         if plan.reference is not None:
             reference = _run_reference(plan.reference, plan.tests, ctx)
@@ -402,17 +407,18 @@ def _main_target(plan: BenchPlan, ctx: _Ctx) -> Iterator[tuple[BenchPlan, Where,
             path, fds = scratch.path, (scratch.dir_fd,)
             # Lay out real, incompressible data first, so reads hit the medium and not sparse holes.
             direct = direct_io_supported(path)
-            ctx.events.phase(f"preparing a {placement.size_bytes // MIB} MiB scratch file", None)
-            written = _fill(
-                path,
-                placement.size_bytes,
-                direct,
-                placement.engine or "psync",
-                ctx.events,
-                time_limit_s=placement.fill_time_limit_s,
-                pass_fds=fds,
-            )
-            plan = with_prepared_bytes(plan, written)
+            if placement.fill:
+                ctx.events.phase(f"preparing a {placement.size_bytes // MIB} MiB scratch file", None)
+                written = _fill(
+                    path,
+                    placement.size_bytes,
+                    direct,
+                    placement.engine or "psync",
+                    ctx.events,
+                    time_limit_s=placement.fill_time_limit_s,
+                    pass_fds=fds,
+                )
+                plan = with_prepared_bytes(plan, written)
             where, notes = _resolve(plan.main, path, direct, plan.target, ctx, scratch.shown_path, fds)
             yield plan, where, [*leftovers, *notes]
     else:
@@ -526,6 +532,14 @@ def _fill(
             f"({ran_s:.0f} s, before its {time_limit_s or 0:.0f} s limit); no figures from a region never written"
         )
     return written // MIB * MIB
+
+
+def _run_fill(step: TestStep, where: Where, ctx: _Ctx, watch: HealthWatch, recovery_idle_s: float | None) -> TestResult:
+    """The sustained profile's fill (fill.py): its own fio calls, bandwidth log and phases."""
+    from disksleuth.fill import run_fill
+
+    warning_c = watch.before.temperature_warning_c if watch.before else None
+    return run_fill(step, where, ctx.events, ctx.version, ctx.temperature, warning_c, recovery_idle_s)
 
 
 def _run_test(step: TestStep, where: Where, ctx: _Ctx) -> TestResult:

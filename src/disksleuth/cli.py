@@ -189,6 +189,8 @@ def _bench_options(args: argparse.Namespace, profile: str):  # noqa: ANN202
         interactive=sys.stdin.isatty() and sys.stderr.isatty(),
         precondition=getattr(args, "precondition", False),
         fixed_time_s=parse_positive(args.time, "--time") if args.time else None,
+        max_time_s=parse_positive(args.max_time, "--max-time") if getattr(args, "max_time", None) else None,
+        recovery_idle_s=parse_positive(args.recovery, "--recovery") if getattr(args, "recovery", None) else None,
     )
 
 
@@ -207,6 +209,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     doc = run_to_dict(run)
     if run.disk is not None:
         doc["device"] = device_to_dict(run.disk, link_chain(run.disk.hops))
+    fill = next((t.sustained for t in run.tests if t.sustained is not None), None)
+    if fill is not None:  # the sustained profile's finding: write_cache_cliff or thermal_throttling
+        from disksleuth.analysis.sustained import findings
+
+        doc["findings"] = [f.to_dict() for f in findings(fill, run.device)]
     if args.json:
         from disksleuth.present.jsonout import emit
 
@@ -947,6 +954,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--destructive", action="store_true", help="allow write tests on a device or existing file")
     p.add_argument("--yes", action="store_true", help="do not ask before destructive writes (needed without a TTY)")
     p.add_argument("--precondition", action="store_true", help="flash profile: fill the region twice first")
+    p.add_argument(
+        "--max-time", metavar="SECONDS", help="sustained profile: stop the fill after this long (default 1800)"
+    )
+    p.add_argument(
+        "--recovery",
+        metavar="SECONDS",
+        help="sustained profile: after the fill, idle this long, then write a short burst: how much cache came back",
+    )
 
     p = add(
         "exporter",
@@ -980,7 +995,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_VALUE_OPTIONS = ("--read", "--write", "--read-iops", "--write-iops", "--time", "--size")
+_VALUE_OPTIONS = ("--read", "--write", "--read-iops", "--write-iops", "--time", "--size", "--max-time", "--recovery")
 
 
 def _join_negative_values(argv: list[str]) -> list[str]:

@@ -32,8 +32,9 @@ RECOVERY_MIN_BYTES = 64 * MIB
 SHOWN_LOG_PREFIX = "disksleuth-fill"  # the log prefix in the command line we record, so a rerun writes here
 
 
-def _argv(step: TestStep, where: Where, size: int, runtime_s: float, log_prefix: str) -> list[str]:
-    plan = JobPlan(where.path, size, where.offset, where.engine, where.direct, runtime_s, 0.0, read_only=False)
+def _argv(step: TestStep, where: Where, size: int, runtime_s: float, log_prefix: str, shown: bool = False) -> list[str]:
+    path = (where.shown_path or where.path) if shown else where.path  # shown: as people see it (the record)
+    plan = JobPlan(path, size, where.offset, where.engine, where.direct, runtime_s, 0.0, read_only=False)
     argv = fio_argv(step.spec, plan)
     argv.insert(-1, f"--write_bw_log={log_prefix}")
     return argv
@@ -63,9 +64,9 @@ def _write(
     with log_dir() as logs:
         prefix = os.path.join(logs, "fill")
         argv = _argv(step, where, size, runtime_s, prefix)
-        report, samples = fio.run_job(argv, timeout_s=runtime_s + 120, on_status=on_status)
+        report, samples = fio.run_job(argv, timeout_s=runtime_s + 120, on_status=on_status, pass_fds=where.pass_fds)
         entries = read_bw_log(prefix)
-    shown = _argv(step, where, size, runtime_s, SHOWN_LOG_PREFIX)
+    shown = _argv(step, where, size, runtime_s, SHOWN_LOG_PREFIX, shown=True)
     return aggregate(report), samples, temps, entries, shown
 
 
@@ -97,7 +98,9 @@ def run_fill(
         found, note = _recovery(step, where, events, temperature, found, recovery_idle_s)
         if note:
             notes.append(note)
-    plan = JobPlan(where.path, where.region, where.offset, where.engine, where.direct, step.runtime_s, 0.0)
+    plan = JobPlan(
+        where.shown_path or where.path, where.region, where.offset, where.engine, where.direct, step.runtime_s, 0.0
+    )
     result = result_from_fio(
         step.spec,
         job,  # type: ignore[arg-type]

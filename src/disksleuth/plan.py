@@ -37,6 +37,8 @@ class BenchOptions:
     precondition: bool = False
     fixed_time_s: float | None = None  # --time: fixed length, no adaptive stop
     adaptive: bool = True
+    max_time_s: float | None = None  # --max-time: bound of the sustained fill
+    recovery_idle_s: float | None = None  # --recovery SECONDS: idle, then a second burst (sustained)
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ class BenchPlan:
     notes: tuple[str, ...]
     read_health: bool = True  # SMART health around the run (a physical drive, and root to read it)
     without_root: tuple[str, ...] = ()  # what runs differently or is skipped without root: said up front
+    recovery_idle_s: float | None = None  # sustained --recovery: idle this long, then a second burst
 
 
 def profile_named(name: str) -> Profile:
@@ -135,7 +138,10 @@ def scratch_size(target: TargetInfo, opts: BenchOptions, profile: Profile) -> in
                 f"--size {opts.size_bytes} bytes is more than 90% of the {free} bytes free in {target.path}"
             )
         return opts.size_bytes
-    size = min(profile.scratch_size_bytes, limit // MIB * MIB)
+    wanted = profile.scratch_size_bytes
+    if profile.scratch_free_share is not None:  # sustained: a share of the free space
+        wanted = int(free * profile.scratch_free_share)
+    size = min(wanted, limit // MIB * MIB)
     if size < MIN_SCRATCH_BYTES:
         need_mib = math.ceil(MIN_SCRATCH_BYTES / FREE_SPACE_SHARE / MIB)
         raise UsageError(
@@ -152,6 +158,12 @@ def plan_steps(profile: Profile, opts: BenchOptions, writes_ok: bool) -> tuple[T
     adaptive = opts.adaptive and opts.fixed_time_s is None and profile.max_runtime_s is not None
     runtime = opts.fixed_time_s or (profile.max_runtime_s if adaptive else None) or profile.runtime_s
     specs = runnable(profile, writes_ok)
+    if any(s.kind == "fill" for s in specs):  # sustained: until --size bytes, bounded by --max-time
+        limit = opts.max_time_s or profile.runtime_s
+        return tuple(
+            TestStep(s, i, len(specs), limit, 0.0, False, 1, timeout_s=limit + TIMEOUT_MARGIN_S)
+            for i, s in enumerate(specs, 1)
+        )
     return tuple(
         TestStep(
             spec,
@@ -204,6 +216,10 @@ def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile, *, root
                 f"{profile.name} profile; give a directory (a scratch file is made there), a larger file or a device"
             )
     physical = target.disk is not None and target.disk.transport not in VIRTUAL
+    if not writes_ok and all(s.writes for s in profile.tests):
+        raise SafetyRefusal(
+            f"the {profile.name} profile only writes: {target.path} needs --destructive (it overwrites the contents)"
+        )
     if target.kind == "dir":
         size = scratch_size(target, opts, profile)
         main = Placement(
@@ -212,7 +228,7 @@ def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile, *, root
             size,
             _offset(profile, size),
             read_only=False,
-            fill=True,
+            fill=profile.prefill,
             fill_time_limit_s=PREPARE_MAX_S,
             precondition_passes=0,
             engine=opts.engine,
@@ -256,6 +272,7 @@ def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile, *, root
         notes=tuple(notes),
         read_health=physical and root,
         without_root=() if root else _without_root(profile, physical),
+        recovery_idle_s=opts.recovery_idle_s,
     )
 
 

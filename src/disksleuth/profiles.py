@@ -50,6 +50,10 @@ class Profile:
     # Writes wait longer before they may stop: a write cache can hold a steady burst for seconds and
     # then fall off (tests/data/series/cliff.json settles on the burst with a 2 s minimum, after it with 4 s).
     min_write_runtime_s: float | None = None
+    # sustained: no random prefill of the scratch file (the fill is the test), and its default size is a
+    # share of the free space rather than scratch_size_bytes.
+    prefill: bool = True
+    scratch_free_share: float | None = None
 
     def min_samples(self, spec: TestSpec) -> int:
         minimum = self.min_write_runtime_s if spec.writes and self.min_write_runtime_s else self.min_runtime_s
@@ -156,6 +160,33 @@ PROFILES: dict[str, Profile] = {
             min_runtime_s=2.0,
             max_runtime_s=10.0,
             min_write_runtime_s=4.0,
+        ),
+        Profile(
+            "sustained",
+            "sequential 1M writes QD4 until --size (or --max-time): where the write cache runs out",
+            (
+                # TechPowerUp writes "a sequential stream of 1 MB blocks in a single thread, like a typical file
+                # copy" and samples twice a second; AnandTech's whole-drive fill keeps 128 kB x QD32 = 4 MiB in
+                # flight. One job of 1 MiB at QD4 is both: a file-copy-like stream with AnandTech's 4 MiB in flight,
+                # enough to keep an NVMe drive at its cache rate. Not time-based: fio stops after --size bytes;
+                # --runtime (from --max-time) bounds it. fio logs bandwidth every 100 ms (analysis/sustained.py).
+                TestSpec(
+                    "SEQ1M_Q4T1_fill",
+                    "write",
+                    MIB,
+                    4,
+                    1,
+                    kind="fill",
+                    extra_args=("--time_based=0", "--log_avg_msec=100"),
+                ),
+            ),
+            runtime_s=1800.0,  # the default --max-time
+            ramp_s=0.0,
+            scratch_size_bytes=0,
+            prefill=False,
+            # A scratch file takes at most half the free space: enough to run past most SLC caches
+            # (a cache is usually a fraction of the free space), and leaves the file system room.
+            scratch_free_share=0.5,
         ),
     )
 }
