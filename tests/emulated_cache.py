@@ -40,7 +40,8 @@ def majmin(dev: str) -> str:
 class CacheModel:
     """What the watcher enforces. Rates in bytes per second, sizes in bytes; None: no such stage."""
 
-    cache_bytes: int | None = None  # full speed until this much is written
+    cache_bytes: int | None = None  # full speed (or burst_bps) until this much is written
+    burst_bps: int | None = None  # the cache's own rate; None: as fast as the loop device goes
     after_bps: int | None = None  # then this rate
     fold_after_bytes: int | None = None  # a second drop after this many bytes in total
     fold_bps: int | None = None
@@ -91,12 +92,14 @@ class Watcher:
     def _wanted(self) -> int:
         m = self.model
         limits = []
-        if m.cache_bytes is not None and m.after_bps and self.cache_level_bytes >= m.cache_bytes:
+        if m.cache_bytes is not None and m.after_bps and self.cache_level_bytes >= m.cache_bytes - 1:
             limits.append(m.after_bps)
         if m.fold_after_bytes is not None and m.fold_bps and self.written_bytes >= m.fold_after_bytes:
             limits.append(m.fold_bps)
         if m.hot_bps and self.temperature_c >= m.warning_c:
             limits.append(m.hot_bps)
+        if m.burst_bps and not limits:
+            limits.append(m.burst_bps)
         return min(limits) if limits else 0
 
     def _loop(self) -> None:
@@ -114,8 +117,8 @@ class Watcher:
                 last_write = now
             # Sector counts arrive in steps under a throttle: idle means nothing written for half a second.
             idle = now - last_write > 0.5
-            if delta > 0:
-                self.cache_level_bytes += delta
+            if delta > 0:  # a full cache holds no more: later writes go to the slow medium
+                self.cache_level_bytes = min(self.cache_level_bytes + delta, m.cache_bytes or 0)
             elif idle and m.drain_bps:
                 self.cache_level_bytes = max(0.0, self.cache_level_bytes - m.drain_bps * dt)
             if m.heat_c_per_gb is not None:

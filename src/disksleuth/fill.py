@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from disksleuth.analysis import sustained as phases
 from disksleuth.analysis.results import result_from_fio, series_from_samples
 from disksleuth.model import TestResult
-from disksleuth.model_sustained import Sustained
+from disksleuth.model_sustained import FillPoint, Sustained
 from disksleuth.probe import fio
 from disksleuth.probe.fio_bwlog import log_dir, read_bw_log
 from disksleuth.probe.fio_parse import aggregate
@@ -85,8 +85,13 @@ def run_fill(
     written = job.write.io_bytes if job.write else 0
     stopped_by = "size" if written >= where.region else "time"
     points = phases.fill_points(entries, total_bytes=written)
-    found = phases.analyse(points, temps, warning_c, stopped_by=stopped_by)
     notes: list[str] = []
+    if len(points) < 2 * phases.MIN_PHASE_POINTS:
+        notes.append("the fill was over too soon to show phases: give a larger --size")
+        runtime_s = (job.write.runtime_ms if job.write else 0) / 1000.0
+        if not points and written and runtime_s > 0:  # inside fio's first log window: its own total
+            points = (FillPoint(runtime_s, written, round(written / runtime_s / 1e6, 3)),)
+    found = phases.analyse(points, temps, warning_c, stopped_by=stopped_by)
     if stopped_by == "time":
         notes.append(
             f"--max-time {step.runtime_s:g} s ended the fill after {written / 1e9:,.2f} GB "

@@ -16,6 +16,8 @@ MIN_PHASE_POINTS windows. A phase boundary is a CLIFF when all of these hold:
 - the rate after it is below the 10th percentile of the windows before it: a level the drive did not dip to
   while the cache lasted (a noisy series dips there all the time);
 - no later phase climbs back to within CLIFF_DROP_PCT of the rate before it: a cache that ran out stays out.
+The burst rate is the rate before the first cliff; the sustained rate is the rate after it, less a brief
+step between the two levels right after the cliff (_settled_after).
 A flat or noisy-flat series has no such boundary, so no cliff is reported for it.
 
 Heat or cache: when the drive's temperature reached its warning threshold within THERMAL_BEFORE_S before to
@@ -40,6 +42,7 @@ MIN_PHASE_POINTS = 3
 BEFORE_QUANTILE = 10.0
 THERMAL_BEFORE_S = 10.0  # the temperature sampler reads once a second; throttling follows within seconds
 THERMAL_AFTER_S = 3.0
+SETTLE_SHARE = 0.10
 SIGMA_FLOOR = 0.02  # 2% of the median rate: below that, wobble is quantisation (1 MiB blocks, KiB/s logs)
 
 
@@ -185,6 +188,16 @@ def find_phases(points: Sequence[FillPoint]) -> tuple[tuple[Phase, ...], list[in
     return tuple(phases), _cliffs(points, spans)
 
 
+def _settled_after(after: Sequence[Phase], after_s: float) -> Phase:
+    """The first phase after a cliff that is not a brief step between the two levels: the window that holds
+    the switch mixes both rates, so a phase shorter than SETTLE_SHARE of the rest and faster than the next
+    one is left out of the sustained rate."""
+    for i, p in enumerate(after[:-1]):
+        if (p.end_s - p.start_s) >= SETTLE_SHARE * after_s or p.mbps <= after[i + 1].mbps:
+            return p
+    return after[-1]
+
+
 def _temperature_near(temperatures: Sequence[tuple[float, float]], t_s: float) -> float | None:
     near = [c for t, c in temperatures if t_s - THERMAL_BEFORE_S <= t <= t_s + THERMAL_AFTER_S]
     return max(near) if near else None
@@ -225,8 +238,9 @@ def analyse(
     cliff = phases[cliffs[0]]
     at_bytes, at_s = cliff.end_bytes, cliff.end_s
     burst = round(at_bytes / at_s / 1e6, 1) if at_s > 0 else None
-    rest_s = duration - at_s
-    sustained = round((written - at_bytes) / rest_s / 1e6, 1) if rest_s > 0 else None
+    settled = _settled_after(phases[cliffs[0] + 1 :], duration - at_s)
+    rest_s = duration - settled.start_s
+    sustained = round((written - settled.start_bytes) / rest_s / 1e6, 1) if rest_s > 0 else None
     drop = round((1 - sustained / burst) * 100.0, 1) if burst and sustained is not None else None
     temp = _temperature_near(temperatures, at_s)
     if temp is not None and warning_c is not None and temp >= warning_c:

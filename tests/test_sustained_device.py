@@ -1,0 +1,162 @@
+"""The sustained profile for real: real fio on an emulated cached drive (tests/emulated_cache.py: a loop device
+over tmpfs, a cgroup v1 blkio group, and a watcher that lowers the write throttle once the "cache" is full),
+and its safety rules on real loop devices and file systems.
+
+Sizes are scaled down from the issue's acceptance run (600 MB cache then 50 MB/s, --size 1600M) to keep the
+suite fast: 300 MB then 50 MB/s over 600 MiB (about 7 s of fio)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import blkio_throttle, in_cgroup, loop_device, mounted_ext4, needs_fio, needs_loop
+from emulated_cache import CacheModel, cache_drive, missing, sectors_written
+
+pytestmark = [needs_loop, needs_fio, pytest.mark.skipif(missing() is not None, reason=missing() or "")]
+
+MB = 1_000_000
+
+
+def _bench(cli, dev: str, *extra: str) -> dict:
+    res = cli(
+        "bench", dev, "--profile", "sustained", "--destructive", "--yes", "--json", "--engine", "libaio",
+        "--no-save", *extra,
+    )  # fmt: skip
+    assert res.code == 0, res.err
+    return res.json()
+
+
+def test_cache_then_throttle_is_found_where_it_ran_out(cli):
+    cache, after = 300 * MB, 50 * MB
+    with cache_drive(760, CacheModel(cache_bytes=cache, after_bps=after)) as (dev, watcher):
+        doc = _bench(cli, dev, "--size", "600M")
+    switched = next(at for at, bps in watcher.switches if bps == after)
+    s = doc["sustained"]
+    assert s["written_bytes"] == 600 * 2**20
+    assert s["cause"] == "cache"
+    # Within 10% of the cache, and of where the watcher really switched (it polls every 20 ms).
+    assert s["cache_exhausted_at_bytes"] == pytest.approx(cache, rel=0.10)
+    assert s["cache_exhausted_at_bytes"] == pytest.approx(switched, rel=0.10)
+    assert s["sustained_mbps"] == pytest.approx(50, rel=0.10)
+    assert s["burst_mbps"] > 3 * s["sustained_mbps"]
+    assert s["phases"][0]["start_bytes"] == 0 and s["phases"][-1]["end_bytes"] == s["written_bytes"]
+    assert all(a["end_bytes"] == b["start_bytes"] for a, b in zip(s["phases"], s["phases"][1:], strict=False))
+    assert len(s["points"]) > 40  # 100 ms windows over ~7 s
+    (finding,) = doc["findings"]
+    assert finding["code"] == "write_cache_cliff" and finding["severity"] == "info"
+    cache_mb = s["cache_exhausted_at_bytes"] / 1e6
+    assert finding["message"].startswith(f"Writes ran at {s['burst_mbps']:,.0f} MB/s for the first {cache_mb:,.0f} MB")
+    # The test result carries it too (that is what the store keeps), and its command reruns the fill.
+    (test,) = doc["tests"]
+    assert test["sustained"] == s and test["id"] == "SEQ1M_Q4T1_fill"
+    for arg in ("--rw=write", "--bs=1048576", "--iodepth=4", "--time_based=0", "--log_avg_msec=100"):
+        assert arg in test["fio_command"]
+
+
+def test_same_device_without_the_throttle_has_no_cliff(cli):
+    with cache_drive(760, CacheModel()) as (dev, watcher):
+        doc = _bench(cli, dev, "--size", "600M")
+    assert watcher.switches == [(0, 0)]
+    s = doc["sustained"]
+    assert s["cause"] is None and s["cache_exhausted_at_bytes"] is None and s["cliff_at_bytes"] is None
+    assert s["burst_mbps"] == s["sustained_mbps"] > 0
+    assert doc.get("findings") == []
+
+
+def test_max_time_bounds_the_fill(cli):
+    with cache_drive(400, CacheModel(cache_bytes=0, after_bps=20 * MB)) as (dev, _):
+        started = time.monotonic()
+        doc = _bench(cli, dev, "--size", "380M", "--max-time", "2")
+        took = time.monotonic() - started
+    s = doc["sustained"]
+    assert s["stopped_by"] == "time"
+    assert s["written_bytes"] < 100 * MB  # 2 s at 20 MB/s, not 380 MiB
+    assert any("--max-time 2 s ended the fill" in n for n in doc["tests"][0]["notes"])
+    assert took < 20
+
+
+def test_recovery_burst_after_idle(cli):
+    # A 150 MB cache written at 300 MB/s that drains at 200 MB/s while idle (after 0.5 s without writes):
+    # after 2 s idle all of it is back.
+    model = CacheModel(cache_bytes=150 * MB, burst_bps=300 * MB, after_bps=40 * MB, drain_bps=200 * MB)
+    with cache_drive(400, model) as (dev, _):
+        doc = _bench(cli, dev, "--size", "300M", "--recovery", "2")
+    s = doc["sustained"]
+    r = s["recovery"]
+    assert s["cache_exhausted_at_bytes"] == pytest.approx(150 * MB, rel=0.15)
+    assert r["idle_s"] == 2 and r["fell"]
+    assert r["recovered_pct"] == pytest.approx(100, abs=20)
+    assert r["mbps"] == pytest.approx(300, rel=0.15) and s["sustained_mbps"] == pytest.approx(40, rel=0.10)
+
+
+# --- safety ------------------------------------------------------------------------------------------
+
+
+def test_raw_device_needs_destructive(cli):
+    with loop_device(64) as dev:
+        before = sectors_written(dev)
+        res = cli("bench", dev, "--profile", "sustained", "--json", "--no-save")
+        assert res.code == 2
+        assert "sustained profile only writes" in res.err and "--destructive" in res.err
+        assert sectors_written(dev) == before
+
+
+def test_device_in_use_is_refused(cli):
+    with loop_device(64) as dev, mounted_ext4(dev) as mnt:
+        with open(os.path.join(mnt, "keep.txt"), "w") as fh:
+            fh.write("precious")
+        res = cli("bench", dev, "--profile", "sustained", "--destructive", "--yes", "--no-save")
+        assert res.code == 2 and "mounted" in res.err
+        with open(os.path.join(mnt, "keep.txt")) as fh:
+            assert fh.read() == "precious"
+
+
+def test_scratch_file_removed_after_a_fill(cli):
+    with loop_device(256) as dev, mounted_ext4(dev) as mnt:
+        res = cli("bench", mnt, "--profile", "sustained", "--size", "64M", "--json", "--no-save")
+        assert res.code == 0, res.err
+        doc = res.json()
+        assert doc["sustained"]["written_bytes"] == 64 * 2**20
+        assert doc["sustained"]["sustained_mbps"] > 0
+        assert not [n for n in os.listdir(mnt) if n != "lost+found"]
+
+
+def test_scratch_default_size_is_half_the_free_space(cli):
+    with loop_device(128) as dev, mounted_ext4(dev) as mnt:
+        free = os.statvfs(mnt).f_bavail * os.statvfs(mnt).f_frsize
+        res = cli("bench", mnt, "--profile", "sustained", "--json", "--no-save")
+        assert res.code == 0, res.err
+        assert res.json()["sustained"]["written_bytes"] == pytest.approx(free / 2, rel=0.05)
+        assert not [n for n in os.listdir(mnt) if n != "lost+found"]
+
+
+def test_sigterm_during_fill_removes_the_scratch_file():
+    sig = signal.SIGTERM  # SIGINT takes the same path (test_bench.py covers both for the other profiles)
+    with loop_device(512) as dev, mounted_ext4(dev) as mnt, blkio_throttle(dev, write_bps=10 * MB) as procs:
+        argv = [sys.executable, "-m", "disksleuth", "bench", mnt, "--profile", "sustained", "--size", "200M"]
+        proc = subprocess.Popen(in_cgroup(procs, [*argv, "--no-save", "--json"]), stdout=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 30
+            scratch: list[str] = []
+            while time.monotonic() < deadline:
+                scratch = [os.path.join(d, f) for d, _, files in os.walk(mnt) for f in files]
+                if scratch and os.path.getsize(scratch[0]) > 0:
+                    break
+                time.sleep(0.2)
+            assert scratch, "the fill never started"
+            time.sleep(1.0)
+            proc.send_signal(sig)
+            out, _ = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        assert proc.returncode == 128 + sig
+        assert json.loads(out or "{}").get("sustained") is None
+        assert not [n for n in os.listdir(mnt) if n != "lost+found"]
