@@ -85,14 +85,15 @@ def test_recovery_burst_after_idle(cli):
     # A 150 MB cache written at 300 MB/s that drains at 200 MB/s while idle (after 0.5 s without writes):
     # after 2 s idle all of it is back.
     model = CacheModel(cache_bytes=150 * MB, burst_bps=300 * MB, after_bps=40 * MB, drain_bps=200 * MB)
-    with cache_drive(400, model) as (dev, _):
+    with cache_drive(400, model) as (dev, watcher):
         doc = _bench(cli, dev, "--size", "300M", "--recovery", "2")
+    switched = next(at for at, bps in watcher.switches if bps == 40 * MB)  # the watcher polls: it may overshoot
     s = doc["sustained"]
     r = s["recovery"]
-    assert s["cache_exhausted_at_bytes"] == pytest.approx(150 * MB, rel=0.15)
+    assert s["cache_exhausted_at_bytes"] == pytest.approx(switched, rel=0.10)
     assert r["idle_s"] == 2 and r["fell"]
     assert r["recovered_pct"] == pytest.approx(100, abs=20)
-    assert r["mbps"] == pytest.approx(300, rel=0.15) and s["sustained_mbps"] == pytest.approx(40, rel=0.10)
+    assert r["mbps"] == pytest.approx(300, rel=0.15) and s["sustained_mbps"] == pytest.approx(40, rel=0.15)
 
 
 # --- safety ------------------------------------------------------------------------------------------
