@@ -208,3 +208,33 @@ def test_export_json_is_a_document(cli, tmp_path):
     assert res.code == 0
     doc = res.json()
     assert doc["schema"] == "disksleuth/1" and doc["export"] == {"path": str(out), "runs": [a], "count": 1}
+
+
+def test_empty_db_is_a_mistake_not_the_default(cli):
+    res = cli("runs", "--db", "")
+    assert res.code == 2 and "give a file path" in res.err
+
+
+def test_unsaved_runs_go_where_only_we_can_write(tmp_path, monkeypatch):
+    """The kept file of a run the store refused: under the data directory, else a private directory in
+    $TMPDIR, never one another user planted there."""
+    from disksleuth.errors import DisksleuthError
+    from disksleuth.store.db import keep_unsaved, read_export_file
+
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_DATA_HOME", str(blocker))  # the data directory cannot be made
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
+    doc = _doc(1.0, 1.0, "x")
+    doc["run"]["uuid"] = "0b7f3c8e-2a41-4c71-9d53-6f1e2d3c4b5a"
+    path = keep_unsaved(doc, ["t"], "n")
+    assert os.path.dirname(path) == str(tmp_path / f"disksleuth-unsaved-{os.getuid()}")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    (kept,) = read_export_file(path)
+    assert kept["run"]["tags"] == ["t"] and kept["run"]["note"] == "n" and kept["run"]["uuid"] == doc["run"]["uuid"]
+    os.chmod(os.path.dirname(path), 0o777)  # as if someone else had made it, open to all
+    with pytest.raises(DisksleuthError, match="not a private directory"):
+        keep_unsaved(doc, [], None)

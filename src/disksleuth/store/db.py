@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 import os
+import stat
 import uuid as uuid_mod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -300,9 +301,10 @@ def resolve_url(text: str) -> str:
 def _redact(url: str) -> str:
     """A URL fit for a message: no password."""
     try:
-        return sa.engine.make_url(url).render_as_string(hide_password=True)
+        parsed = sa.engine.make_url(url)
     except Exception:  # not even URL-shaped: the scheme is all we need to name
         return url.split("://", 1)[0] + "://..."
+    return url if parsed.password is None else parsed.render_as_string(hide_password=True)
 
 
 def _sqlite_path(url: sa.engine.URL) -> str | None:
@@ -324,7 +326,9 @@ BUSY_TIMEOUT_MS = 5000
 def _engine(url: str, create: bool) -> Engine:
     try:
         parsed = sa.engine.make_url(url)
-        engine = sa.create_engine(parsed)
+        # An unreachable server is one line after 10 s, not a hang of minutes (libpq waits forever by default).
+        connect_args = {"connect_timeout": 10} if parsed.get_backend_name() == "postgresql" else {}
+        engine = sa.create_engine(parsed, connect_args=connect_args)
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ValueError) as exc:
         raise UsageError(f"--db {_redact(url)}: not a database URL disksleuth can use ({SUPPORTED})") from exc
     except ImportError as exc:
@@ -382,7 +386,7 @@ class Store:
     is StoreMissing. Every database failure surfaces as one line (StoreError), never SQL or parameters."""
 
     def __init__(self, url: str | None = None, migrate_to: int = SCHEMA_VERSION, create: bool = True):
-        given = url or default_url()
+        given = url if url is not None else default_url()  # an empty --db is a mistake, not the default
         self.url = _redact(given) if "://" in given else given
         self.engine = _engine(resolve_url(given), create)
         self.dialect = self.engine.dialect.name
@@ -957,6 +961,10 @@ def keep_unsaved(doc: dict[str, Any], tags: Sequence[str], note: str | None) -> 
         path = os.path.join(folder, name)
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)
+            st = os.lstat(folder)
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+                problems.append(f"{folder}: not a private directory of ours")  # e.g. planted in /tmp by another user
+                continue
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(bundle, fh, indent=1, default=str)
