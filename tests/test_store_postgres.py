@@ -74,9 +74,9 @@ def test_two_hosts_bench_into_one_store_at_once(tmp_path, fresh_postgres_url):
     at the same time; each run records the host it ran on, and `runs --host` tells them apart."""
     procs = {}
     for host in ("alpha-node", "beta-node"):
-        work = tmp_path / host
-        work.mkdir()
-        bench = [*DISKSLEUTH, "bench", str(work), "--time", "1", "--size", "16M", "--db", fresh_postgres_url, "--json"]
+        target = tmp_path / host  # an existing file: read tests only, enough to record a run
+        target.write_bytes(os.urandom(16 << 20))
+        bench = [*DISKSLEUTH, "bench", str(target), "--time", "1", "--db", fresh_postgres_url, "--json"]
         argv = ["unshare", "--uts", "sh", "-c", f'hostname {host} && exec "$@"', "sh", *bench]
         procs[host] = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for host, proc in procs.items():
