@@ -133,7 +133,7 @@ def _three_host_store(tmp_path, cli) -> str:
     for host, device, findings in (
         ("web-01", "nvme0n1", [("link_downgraded", "warn")]),
         ("web-02", "sda", [("health_critical", "critical"), ("sata_link_downgraded", "info")]),
-        ("<script>x</script>[bold]", "nvme1n1", [("ok", "ok")]),
+        ("<script>x</script>[bold]\x1b[2J", "nvme1n1", [("ok", "ok")]),
     ):
         doc = copy.deepcopy(sample)
         doc["run"]["host"]["hostname"] = host
@@ -164,6 +164,7 @@ def test_fleet_table_fits_and_never_cuts_a_number(cli, tmp_path, columns) -> Non
     assert lines[header + 1].startswith("web-02") and "critical" in lines[header + 1]  # worst first
     # Shown literally, not read as markup (a narrow column may fold it over two lines).
     assert "<script>x</script>[bold]" in out or columns < 120
+    assert "\x1b" not in out  # the host name's escape sequence is shown, not run
 
 
 def test_fleet_report_is_escaped_html(cli, tmp_path) -> None:
@@ -173,7 +174,7 @@ def test_fleet_report_is_escaped_html(cli, tmp_path) -> None:
     assert res.code == 0, res.err
     assert res.json()["report"]["rows"] == 3
     page = out.read_text()
-    assert "<script>" not in page and "&lt;script&gt;x&lt;/script&gt;[bold]" in page
+    assert "<script>" not in page and "&lt;script&gt;x&lt;/script&gt;[bold]" in page and "\x1b" not in page
     assert page.index("web-02") < page.index("web-01")  # critical before warn
     assert "<svg" in page  # the throughput chart
     res = cli("report", "-o", str(out), "--db", db)

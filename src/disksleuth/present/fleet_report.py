@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from disksleuth.analysis.fleet import FleetRow, fleet_counts
-from disksleuth.present.report import CSS, _e, _num, _plt, _svg
+from disksleuth.present.report import CSS, _num, _plt, _svg
+from disksleuth.present.report import _e as _html
+from disksleuth.present.text import safe_text
+
+
+def _e(value: object) -> str:
+    """HTML-escaped, with control characters shown as escapes, as the terminal views show them."""
+    return _html(safe_text(value, markup=False))
 
 _SEVERITY_CSS = (
     ".sev-critical { background: #ffebe9; } .sev-warn { background: #fff8c5; } .sev-info { color: #0969da; }"
@@ -20,7 +27,7 @@ def throughput_chart(rows: list[FleetRow]) -> str | None:
     plt = _plt()
     height = 0.9 + 0.32 * len(shown)
     fig, ax = plt.subplots(figsize=(9, height))
-    labels = [f"{r.host} · {r.device}" for r in shown]
+    labels = [safe_text(f"{r.host} · {r.device}", markup=False) for r in shown]
     ys = list(range(len(shown)))[::-1]
     colours = {"critical": "#cf222e", "warn": "#d4a72c", "info": "#0969da", "ok": "#1a7f37"}
     reads = [r.seq_read_mbps or 0 for r in shown]

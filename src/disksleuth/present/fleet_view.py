@@ -25,10 +25,9 @@ def _mbps(v: float | None) -> str:
 
 
 def render_fleet(rows: list[FleetRow]) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
-    from disksleuth.present.text import console
+    from disksleuth.present.text import console, safe_text
 
     out = console()
     if not rows:
@@ -62,10 +61,10 @@ def render_fleet(rows: list[FleetRow]) -> None:
     for r in rows:
         device = r.device + (f" ({r.model})" if r.model else "")
         cells = {
-            "host": escape(r.host),
-            "device": escape(device),
+            "host": safe_text(r.host),
+            "device": safe_text(device),
             "worst": f"[{_STYLE[r.worst]}]{_MARK[r.worst]}[/]",
-            "findings": escape(", ".join(r.codes) or "—"),
+            "findings": safe_text(", ".join(r.codes) or "—"),
             "read MB/s": _mbps(r.seq_read_mbps),
             "ceiling MB/s": _mbps(r.ceiling_mbps),
             "run": f"#{r.run_id}",
