@@ -65,13 +65,15 @@ def assert_fleet_shows_both(cli, db: str) -> None:
 
 @needs_loop
 @needs_fio
-def test_two_hosts_into_one_sqlite_store(cli, tmp_path) -> None:
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
+def test_two_hosts_check_into_one_store_at_once(cli, tmp_path, request, store) -> None:
     reason = _unshare_missing()
     if reason:
         pytest.skip(reason)
     from conftest import loop_device
 
-    db = f"sqlite:///{tmp_path}/fleet.sqlite"
+    # A real PostgreSQL cluster (conftest's postgres_server), or a SQLite file: the same command surface.
+    db = request.getfixturevalue("fresh_postgres_url") if store == "postgresql" else f"sqlite:///{tmp_path}/f.sqlite"
     with loop_device(64, fill=True) as dev:
         two_hosts_check_into(db, dev)
     assert_fleet_shows_both(cli, db)
