@@ -153,14 +153,21 @@ def test_signal_during_standard_leaves_directory_empty(tmp_path, sig):
     time.sleep(4)
     assert proc.poll() is None, proc.communicate()
     assert os.listdir(tmp_path), "the scratch file should exist mid-run"
+    # fio names the scratch file through /proc/self/fd, not tmp_path: find it as our child.
+    fios: list[str] = []
+    for _ in range(40):  # (between two tests, for a moment, there is none)
+        fios = subprocess.run(["pgrep", "-P", str(proc.pid), "fio"], capture_output=True, text=True).stdout.split()
+        if fios:
+            break
+        time.sleep(0.05)
+    assert fios, "fio should be running mid-run"
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + sig, err
     assert ("interrupted" if sig == signal.SIGINT else "terminated") in err and "Traceback" not in err
     assert os.listdir(tmp_path) == []
     # and no fio left behind
-    left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.strip()
-    assert left == ""
+    assert [pid for pid in fios if os.path.exists(f"/proc/{pid}")] == []
 
 
 def test_missing_fio_is_one_line_with_install_command(cli, monkeypatch, tmp_path):
