@@ -159,3 +159,15 @@ def test_parse_bw_log_other_fio_versions():
 def test_parse_bw_log_rejects_what_fio_does_not_write(text):
     with pytest.raises(ParseError):
         parse_bw_log(text)
+
+
+def test_switch_inside_a_brief_step_is_placed_by_the_mix_of_rates():
+    from disksleuth.model_sustained import Phase
+
+    fast = Phase(0, 500 * MB, 0.0, 1.0, 500.0)
+    settled = Phase(540 * MB, 1040 * MB, 1.3, 11.3, 50.0)
+    # The 40 MB step over 0.3 s is 500 MB/s for x s and 50 MB/s after: x = (40 - 15) / 450 s.
+    at_bytes, at_s = S._switch_point(fast, settled, 50.0)
+    assert at_bytes == pytest.approx(500 * MB + 500 * MB * 25 / 450, rel=1e-6)
+    assert at_s == pytest.approx(1.0 + 25 / 450, abs=1e-3)
+    assert S._switch_point(fast, fast, 50.0) == (500 * MB, 1.0)  # no step: the phase boundary itself

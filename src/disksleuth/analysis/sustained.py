@@ -17,7 +17,8 @@ MIN_PHASE_POINTS windows. A phase boundary is a CLIFF when all of these hold:
   while the cache lasted (a noisy series dips there all the time);
 - no later phase climbs back to within CLIFF_DROP_PCT of the rate before it: a cache that ran out stays out.
 The burst rate is the rate before the first cliff; the sustained rate is the rate after it, less a brief
-step between the two levels right after the cliff (_settled_after).
+step between the two levels right after the cliff (_settled_after): the window that holds the switch mixes
+both rates, and the switch is placed inside that step where the mix of the two rates matches its bytes.
 A flat or noisy-flat series has no such boundary, so no cliff is reported for it.
 
 Heat or cache: when the drive's temperature reached its warning threshold within THERMAL_BEFORE_S before to
@@ -198,6 +199,18 @@ def _settled_after(after: Sequence[Phase], after_s: float) -> Phase:
     return after[-1]
 
 
+def _switch_point(last_fast: Phase, settled: Phase, sustained_mbps: float | None) -> tuple[int, float]:
+    """(bytes, seconds) where the rate switched. With a brief step left between the fast phase and the settled
+    one, the step's bytes are split as a mix of the two rates: fast for x seconds, then sustained."""
+    start_b, start_s = last_fast.end_bytes, last_fast.end_s
+    step_b, step_s = settled.start_bytes - start_b, settled.start_s - start_s
+    fast, slow = last_fast.mbps * 1e6, (sustained_mbps or 0.0) * 1e6
+    if step_s <= 0 or fast <= slow:
+        return start_b, start_s
+    x = min(max((step_b - slow * step_s) / (fast - slow), 0.0), step_s)
+    return int(start_b + fast * x), round(start_s + x, 3)
+
+
 def _temperature_near(temperatures: Sequence[tuple[float, float]], t_s: float) -> float | None:
     near = [c for t, c in temperatures if t_s - THERMAL_BEFORE_S <= t <= t_s + THERMAL_AFTER_S]
     return max(near) if near else None
@@ -236,11 +249,11 @@ def analyse(
             **common,  # type: ignore[arg-type]
         )
     cliff = phases[cliffs[0]]
-    at_bytes, at_s = cliff.end_bytes, cliff.end_s
-    burst = round(at_bytes / at_s / 1e6, 1) if at_s > 0 else None
-    settled = _settled_after(phases[cliffs[0] + 1 :], duration - at_s)
+    settled = _settled_after(phases[cliffs[0] + 1 :], duration - cliff.end_s)
     rest_s = duration - settled.start_s
     sustained = round((written - settled.start_bytes) / rest_s / 1e6, 1) if rest_s > 0 else None
+    at_bytes, at_s = _switch_point(cliff, settled, sustained)
+    burst = round(at_bytes / at_s / 1e6, 1) if at_s > 0 else None
     drop = round((1 - sustained / burst) * 100.0, 1) if burst and sustained is not None else None
     temp = _temperature_near(temperatures, at_s)
     if temp is not None and warning_c is not None and temp >= warning_c:

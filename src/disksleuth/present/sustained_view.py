@@ -112,7 +112,8 @@ def render_sustained(s: Sustained) -> None:
     out = console()
     out.print(f"\n[bold]Sustained write[/bold]: {_size(s.written_bytes)} in {s.duration_s:,.1f} s")
     for i, p in enumerate(s.phases, 1):
-        cliff = "  ← cliff" if s.cliff_at_bytes is not None and p.start_bytes == s.cliff_at_bytes else ""
+        at = s.cliff_at_bytes
+        cliff = f"  ← cliff at {_size(at)}" if at is not None and p.start_bytes <= at < p.end_bytes else ""
         out.print(
             f"  phase {i}  {_size(p.start_bytes):>10} → {_size(p.end_bytes):>10}  "
             f"{p.mbps:>9,.1f} MB/s  ({p.end_s - p.start_s:,.1f} s){cliff}"
