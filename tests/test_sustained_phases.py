@@ -171,3 +171,28 @@ def test_switch_inside_a_brief_step_is_placed_by_the_mix_of_rates():
     assert at_bytes == pytest.approx(500 * MB + 500 * MB * 25 / 450, rel=1e-6)
     assert at_s == pytest.approx(1.0 + 25 / 450, abs=1e-3)
     assert S._switch_point(fast, fast, 50.0) == (500 * MB, 1.0)  # no step: the phase boundary itself
+
+
+def test_fill_round_trips_through_the_store_into_show_and_report(tmp_path):
+    """The sustained object is kept with its test in the store; show and report read it back."""
+    from dataclasses import replace
+
+    from conftest import result_with_series
+
+    from disksleuth.model import Run
+    from disksleuth.present.bench_view import run_from_dict, run_to_dict
+    from disksleuth.present.report import render_report
+    from disksleuth.store.db import Store
+
+    _, s = recorded("thermal")
+    test = replace(result_with_series([100.0, 50.0]), id="SEQ1M_Q4T1_fill", rw="write", sustained=s)
+    run = Run("/dev/loopN", "sustained", "2026-11-21T18:00:00+0000", "fio-3.33", "libaio", {}, (test,))
+    doc = run_to_dict(run)
+    assert doc["sustained"]["cause"] == "thermal" and doc["tests"][0]["sustained"] == doc["sustained"]
+    with Store(f"sqlite:///{tmp_path}/r.sqlite") as store:
+        loaded = store.load(store.save(doc))
+    back = run_from_dict(loaded).tests[0].sustained
+    assert back is not None and back.cause == "thermal" and back.phases == s.phases
+    assert back.points == s.points
+    html = render_report([loaded])
+    assert "sustained write" in html and "thermal throttling at" in html and "GB written" in html
