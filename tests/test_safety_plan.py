@@ -93,3 +93,25 @@ def test_stop_rule_is_pluggable_and_fed_each_sample(tmp_path):
     (result,) = run.tests
     assert len(seen) == 3 and result.settled is True and result.runtime_s < 8
     assert os.listdir(tmp_path) == []
+
+
+@needs_fio
+def test_preconditioning_a_scratch_file_reaches_it_through_the_private_directory(tmp_path):
+    """--precondition's fills run on the scratch file too (fio needs the directory's descriptor)."""
+    flash = PROFILES["flash"]
+    one_test = flash.__class__(**{**flash.__dict__, "tests": flash.tests[:1]})
+    opts = BenchOptions(profile="flash", size_bytes=16 * MIB, fixed_time_s=1, precondition=True)
+    plan = plan_bench(bench.inspect_target(str(tmp_path)), opts, one_test)
+    assert plan.main.precondition_passes == 2
+    phases: list[str] = []
+
+    class Recording(bench.QuietEvents):
+        def phase(self, label: str, total_s: float | None) -> None:
+            phases.append(label)
+
+    run = bench.execute(plan, Recording(), "fio-test")
+    assert [p for p in phases if p.startswith("preconditioning")] == [
+        "preconditioning: random fill 1 of 2",
+        "preconditioning: random fill 2 of 2",
+    ]
+    assert run.tests[0].read_mbps and os.listdir(tmp_path) == []

@@ -455,7 +455,7 @@ def _resolve(
     )
     for n in range(1, placement.precondition_passes + 1):
         ctx.events.phase(f"preconditioning: random fill {n} of {placement.precondition_passes}", None)
-        _fill(path, where.region, direct, engine, ctx.events, offset=where.offset, time_limit_s=None)
+        _fill(path, where.region, direct, engine, ctx.events, offset=where.offset, time_limit_s=None, pass_fds=pass_fds)
     return where, list(notes)
 
 
