@@ -48,6 +48,15 @@ def test_store_files_are_private(tmp_path):
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
 
 
+def test_store_is_never_created_through_a_dangling_symlink(cli, tmp_path):
+    (tmp_path / "store.sqlite").symlink_to(tmp_path / "victim")
+    export = tmp_path / "e.json"
+    _export(export, _doc(1.0, 1.0, "x"))
+    res = cli("import", str(export), "--db", str(tmp_path / "store.sqlite"))
+    assert res.code == 2 and "symbolic link to nothing" in res.err
+    assert not (tmp_path / "victim").exists()
+
+
 @pytest.mark.parametrize(
     "argv",
     [

@@ -316,11 +316,17 @@ def _create_private(path: str) -> None:
     """The store holds host names, targets, notes and serial hashes: its directory 0700 when we make it,
     the file 0600. SQLite gives -wal and -shm the mode of the database file (unix VFS, robust_open)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
-    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600)
+    try:  # never through a dangling symlink someone planted where the store will be
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_WRONLY | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        if os.path.islink(path) and not os.path.exists(path):
+            raise StoreError(f"{path} is a symbolic link to nothing; not creating a store through it") from None
+        return  # another process made it a moment ago (concurrent first use)
     os.close(fd)
 
 
 BUSY_TIMEOUT_MS = 5000
+_FIRST_RUN = "`disksleuth check` or `disksleuth bench` saves the first run"
 
 
 def _engine(url: str, create: bool) -> Engine:
@@ -340,7 +346,7 @@ def _engine(url: str, create: bool) -> Engine:
         if path:
             if not os.path.exists(path):
                 if not create:
-                    raise StoreMissing(f"no results store at {path} (nothing saved there yet)")
+                    raise StoreMissing(f"no results store at {path} yet; {_FIRST_RUN}")
                 try:
                     _create_private(path)
                 except OSError as exc:
@@ -450,7 +456,7 @@ class Store:
         apply each migration exactly once (DDL is transactional in SQLite and PostgreSQL)."""
         current = self.version()
         if current == 0 and not create:
-            raise StoreMissing(f"{self.url} holds no disksleuth results store yet (nothing saved there)")
+            raise StoreMissing(f"no results store in {self.url} yet; {_FIRST_RUN}")
         if current > SCHEMA_VERSION:
             raise StoreError(f"{self.url} was written by a newer disksleuth (schema {current})")
         if current >= target:
