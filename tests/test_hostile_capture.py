@@ -73,6 +73,23 @@ def test_capture_leaves_no_trace_of_the_serial(cli, leaky_tree, tmp_path):
     assert SERIAL not in res.out + res.err
 
 
+def test_capture_leaves_no_trace_of_a_wwn(cli, tmp_path):
+    """A SATA drive's WWN (scsi wwid "naa.…") reappears as /dev/disk/by-id/wwn-0x… in mountinfo."""
+    root = str(tmp_path / "tree")
+    shutil.copytree(os.path.join(SYSFS, "sata_3g_on_6g"), root, symlinks=True)
+    device = "sys/devices/pci0000:00/0000:00:17.0/ata3/host2/target2:0:0/2:0:0:0"
+    wwn = "5002538e40a1b2c3"
+    write(root, f"{device}/wwid", f"naa.{wwn}\n")
+    write(root, "proc/self/mountinfo", f"29 1 8:1 / /data rw - ext4 /dev/disk/by-id/wwn-0x{wwn}-part1 rw\n")
+    swap = f"/dev/disk/by-id/wwn-0x{wwn.upper()}-part2 partition 1 0 -2"
+    write(root, "proc/swaps", f"Filename Type Size Used Priority\n{swap}\n")
+    bundle = str(tmp_path / "c.tar.gz")
+    assert cli("capture", "-o", bundle, "--sysfs-root", root).code == 0
+    blob = archive_bytes(bundle)
+    assert wwn.encode() not in blob and wwn.upper().encode() not in blob
+    assert b"/data" in blob  # the mount itself survives
+
+
 def test_capture_keeps_serials_only_when_asked(cli, leaky_tree, tmp_path):
     bundle = str(tmp_path / "c.tar.gz")
     assert cli("capture", "-o", bundle, "--keep-serials", "--sysfs-root", leaky_tree).code == 0
@@ -165,8 +182,9 @@ def test_a_json_export_is_one_clear_line(cli, private_tmpdir, tmp_path):
     assert leftovers(private_tmpdir) == []
 
 
-def test_sigint_during_extraction_leaves_nothing_behind(tmp_path):
-    """A real process, interrupted while it unpacks a large (but allowed) capture."""
+@pytest.mark.parametrize(("signum", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_during_extraction_leaves_nothing_behind(tmp_path, signum, exit_code):
+    """A real process, interrupted (Ctrl-C) or terminated while it unpacks a large, allowed capture."""
     tmpdir = tmp_path / "TMPDIR"
     tmpdir.mkdir()
     path = str(tmp_path / "slow.tar.gz")
@@ -184,11 +202,11 @@ def test_sigint_during_extraction_leaves_nothing_behind(tmp_path):
     while time.monotonic() < deadline and proc.poll() is None:
         extracting = [d for d in os.listdir(tmpdir) if os.path.isdir(tmpdir / d / "sys")]
         if extracting and len(os.listdir(tmpdir / extracting[0] / "sys")) > 100:
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(signum)
             interrupted = True
             break
         time.sleep(0.005)
     _, err = proc.communicate(timeout=60)
     assert interrupted, "extraction finished before it could be interrupted"
-    assert proc.returncode == 130, err
+    assert proc.returncode == exit_code, err
     assert leftovers(tmpdir) == []

@@ -132,7 +132,7 @@ def render_chain(chain: LinkChain, indent: str = "  ") -> None:
     for c in chain.hops:
         capable = ""
         if c.capable_label and c.capable_label != c.label:
-            capable = f"  [dim](capable: {c.capable_label}, {fmt_mbps(c.capable_mbps)})[/dim]"
+            capable = f"  [dim](capable: {safe_text(c.capable_label)}, {fmt_mbps(c.capable_mbps)})[/dim]"
         enc = f" [dim](encoded {fmt_mbps(c.encoded_mbps)})[/dim]" if c.encoded_mbps else ""
         ceiling = f"~{fmt_mbps(c.current_mbps)}" if c.current_mbps is not None else "no ceiling"
         out.print(f"{indent}{safe_text(f'{hop_where(c.hop):<34} {c.label:<28}')} {ceiling}{enc}{capable}")

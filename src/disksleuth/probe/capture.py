@@ -22,14 +22,16 @@ import platform
 import re
 import secrets
 import shutil
+import signal
 import tarfile
 import tempfile
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable
 
 from disksleuth import __version__
-from disksleuth.errors import ParseError, UsageError
+from disksleuth.errors import ParseError, Terminated, UsageError
 from disksleuth.probe.sysfs import BDF_RE, MAX_PROC_BYTES, Sysfs
 
 # Attributes the readers (and a human debugging them) look at.
@@ -153,10 +155,22 @@ class _Masker:
         """Remember the serial a serial-bearing file holds, to find it embedded elsewhere."""
         if name == "vpd_pg80":  # SPC-4 7.8.19: 4-byte header, then the ASCII serial
             raw = raw[4:]
+        text = raw.decode("latin-1").strip(" \x00\n\t")
         if name in ("serial", "serial_number", "vpd_pg80"):
-            text = raw.decode("latin-1").strip(" \x00\n\t")
             if len(text) >= _MIN_EMBEDDED_SERIAL:
                 self.serials.add(text)
+        elif name in ("wwid", "wwn", "eui", "nguid", "uuid"):
+            # "naa.5002538e40a1b2c3", "eui.0025388b71b2c3d4", "uuid.…", "0x5002538e…" (wwn): the id
+            # reappears in /dev/disk/by-id names ("wwn-0x5002538e…") in mountinfo and swaps. A t10.
+            # or nvme. wwid is built from vendor, model and serial; the serial is learnt from its own file.
+            kind, dot, ident = text.partition(".")
+            if not dot:
+                ident = kind
+            elif kind not in ("naa", "eui", "uuid"):
+                return
+            ident = ident.removeprefix("0x")
+            if len(ident) >= _MIN_EMBEDDED_SERIAL and " " not in ident:
+                self.serials.update({ident, ident.lower(), ident.upper()})
 
     def whole(self, name: str, raw: bytes) -> bytes:
         """A serial-bearing attribute: its value replaced, vpd_pg80's binary header kept."""
@@ -401,14 +415,32 @@ def open_root(path: str, register_cleanup: Callable[[str], None] | None = None) 
     if not os.path.isfile(path):
         raise UsageError(f"--sysfs-root {path}: no such directory or capture file")
     tmp = tempfile.mkdtemp(prefix="disksleuth-capture-")
+    previous = _terminate_as_exception()
     try:
         _extract_capture(path, tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     if register_cleanup:
         register_cleanup(tmp)
     return tmp
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+def _terminate_as_exception() -> signal.Handlers | None:
+    """While unpacking, SIGTERM unwinds like Ctrl-C (so the temp dir is removed) instead of killing
+    the process on the spot; a handler someone else installed is left alone."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return None
+    return signal.signal(signal.SIGTERM, _raise_terminated)
 
 
 def _extract_capture(path: str, dest: str) -> None:
