@@ -159,3 +159,18 @@ def test_safe_text():
     assert safe_text("a\x1bb", markup=False) == "a\\x1bb"
     assert safe_text("tab\tand\nnewline") == "tab and newline"
     assert safe_text("[/]") == "\\[/]"
+
+
+def test_smartctl_attribute_table_strings_are_escaped(cli, tmp_path):
+    name = "sat-Micron_5100_Pro___52x0___5300_SSDs-Micron_5300_MTFDDAK240TDS-sda.json"
+    with open(os.path.join(SMARTCTL_FIXTURES, name)) as fh:
+        doc = json.load(fh)
+    attribute = doc["ata_smart_attributes"]["table"][0]
+    attribute["name"] = f"Raw_Read{ESCAPES}{MARKUP}"
+    attribute["raw"]["string"] = f"0{ESCAPES}{TAG_MARKUP}"
+    path = tmp_path / "evil.json"
+    path.write_text(json.dumps(doc))
+    res = cli("health", "--from-smartctl", str(path), "--attributes")
+    assert res.code in (0, 1), res.err
+    assert "Raw_Read\\x1b]0;pwned" in res.out
+    assert_no_control(res.out + res.err)

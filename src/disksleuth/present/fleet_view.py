@@ -68,7 +68,7 @@ def render_fleet(rows: list[FleetRow]) -> None:
             "read MB/s": _mbps(r.seq_read_mbps),
             "ceiling MB/s": _mbps(r.ceiling_mbps),
             "run": f"#{r.run_id}",
-            "when": r.started_at[:16].replace("T", " "),
+            "when": safe_text(str(r.started_at)[:16].replace("T", " ")),
         }
         table.add_row(*(cells[c] for c in columns))
     out.print(table)

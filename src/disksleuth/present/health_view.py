@@ -118,6 +118,7 @@ def _nvme_table(attrs: tuple[SmartAttribute, ...]) -> Any:
 def _scsi_table(attrs: tuple[SmartAttribute, ...]) -> Any:
     from rich.table import Table
 
+    from disksleuth.present.text import safe_text
     from disksleuth.probe.smart_attributes import SCSI_COUNTERS
 
     # smartctl's "Error counter log": one row per direction, the counters as columns.
@@ -129,12 +130,14 @@ def _scsi_table(attrs: tuple[SmartAttribute, ...]) -> Any:
     for direction in ("read", "write", "verify"):
         cells = [by_key.get(f"{direction}.{key}") for key, _ in SCSI_COUNTERS]
         if any(cells):
-            table.add_row(f"{direction}:", *(c.raw if c else "—" for c in cells))
+            table.add_row(f"{direction}:", *(safe_text(c.raw) if c else "—" for c in cells))
     return table
 
 
 def render_attributes(out: Console, h: Health) -> None:
     """The table `smartctl -A` prints, in the drive's own protocol."""
+    from disksleuth.present.text import safe_text
+
     attrs = h.attributes
     if not attrs:
         out.print("[dim]No attribute table in this smartctl output.[/dim]")
@@ -145,7 +148,7 @@ def render_attributes(out: Console, h: Health) -> None:
         out.print(_scsi_table(attrs))
         for a in attrs:
             if not a.group:
-                out.print(f"{a.name}: {a.raw}")
+                out.print(f"{safe_text(a.name)}: {safe_text(a.raw)}")
     else:
         out.print(_nvme_table(attrs))
 
