@@ -65,7 +65,12 @@ def parse_fio_json(text: str) -> FioReport:
         more, more_stray, rest = split_documents(cleaned)
         docs.extend(more)
         stray.extend(more_stray)
-        stray.extend(ln.strip() for ln in text.splitlines() if _NOISE_RE.match(ln.strip()) and ln.strip() not in stray)
+        seen = set(stray)  # a set: a list lookup per line was quadratic on a long run of noise lines
+        for line in text.splitlines():
+            line = line.strip()
+            if line not in seen and _NOISE_RE.match(line):
+                stray.append(line)
+                seen.add(line)
     fio_docs = [d for d in docs if "jobs" in d]
     if not fio_docs:
         reason = "truncated" if rest else "not fio JSON output"
