@@ -29,6 +29,15 @@ def _wrong_types(text: str) -> str:
     return json.dumps(doc)
 
 
+def _tables_of_the_wrong_type(text: str) -> str:
+    # Found by benchmarks/fuzz.py in the -A attribute and self-test readers: `x or []` let 1.5 through.
+    doc = json.loads(text)
+    doc["ata_smart_attributes"] = {"table": 1.5}
+    doc["nvme_self_test_log"] = {"table": True}
+    doc["nvme_smart_health_information_log"]["temperature_sensors"] = 7
+    return json.dumps(doc)
+
+
 @pytest.mark.parametrize(
     ("label", "mutate"),
     [
@@ -36,6 +45,7 @@ def _wrong_types(text: str) -> str:
         ("NaN", _insert_after("temperature", '"current": NaN}, "was_temperature": {')),
         ("deep nesting", _insert_after("temperature", '"x": ' + "[" * 5000 + "]" * 5000 + ",")),
         ("wrong types", _wrong_types),
+        ("tables of the wrong type", _tables_of_the_wrong_type),
     ],
 )
 def test_hostile_smartctl_files_are_one_clear_line(cli, tmp_path, label, mutate):
@@ -43,7 +53,7 @@ def test_hostile_smartctl_files_are_one_clear_line(cli, tmp_path, label, mutate)
         text = mutate(fh.read())
     path = tmp_path / "smartctl.json"
     path.write_text(text)
-    res = cli("health", "--from-smartctl", str(path))
+    res = cli("health", "--from-smartctl", str(path), "--attributes")
     assert "internal error" not in res.err, f"{label}: {res.err}"
     assert res.code in (0, 1) or (res.code == 2 and res.err.count("\n") == 1), res.err
 

@@ -98,6 +98,11 @@ def _get(d: Any, *path: str) -> Any:
     return d
 
 
+def _list(v: Any) -> list:
+    """A JSON array, or nothing: `x or []` lets a number or string through to a for loop."""
+    return v if isinstance(v, list) else []
+
+
 def _when_failed(text: Any) -> str | None:
     t = (_str(text) or "").lower()
     return t if t in ("now", "past") else None
@@ -105,7 +110,7 @@ def _when_failed(text: Any) -> str | None:
 
 def ata_attributes(doc: dict) -> tuple[SmartAttribute, ...]:
     out = []
-    for a in _get(doc, "ata_smart_attributes", "table") or []:
+    for a in _list(_get(doc, "ata_smart_attributes", "table")):
         if not isinstance(a, dict) or _int(a.get("id")) is None:
             continue
         raw = a.get("raw") if isinstance(a.get("raw"), dict) else {}
@@ -149,7 +154,7 @@ def nvme_attributes(doc: dict) -> tuple[SmartAttribute, ...]:
         for key, label in NVME_LABELS
         if key in log and isinstance(log[key], (int, float)) and not isinstance(log[key], bool)
     ]
-    for i, t in enumerate(log.get("temperature_sensors") or [], start=1):
+    for i, t in enumerate(_list(log.get("temperature_sensors")), start=1):
         if _int(t) is not None:
             name, key = f"Temperature Sensor {i}", f"temperature_sensor_{i}"
             out.append(SmartAttribute(name, f"{t} Celsius", _int(t), key=key))
@@ -227,7 +232,7 @@ def _nvme_self_test(doc: dict) -> SelfTest | None:
             in_progress=True,
             remaining_pct=100 - done if done is not None else None,
         )
-    table = [t for t in log.get("table") or [] if isinstance(t, dict)]
+    table = [t for t in _list(log.get("table")) if isinstance(t, dict)]
     if not table:
         return None
     t = table[0]  # entry 0 is the newest (NVMe base spec, Device Self-test log)
