@@ -154,7 +154,8 @@ class TtyEvents:
         self.total_s = total or 0.0
         if len(label) > self.LABEL_WIDTH:
             label = label[: self.LABEL_WIDTH - 1] + "…"
-        self.task = self.progress.add_task(safe_text(label), total=total, clock="", rate="")
+        # Until fio reports (its start-up, file layout), say so rather than show a blank clock.
+        self.task = self.progress.add_task(safe_text(label), total=total, clock="starting…", rate="")
 
     def phase(self, label: str, total_s: float | None) -> None:
         if self.done:  # a new section after finished tests (the RAM reference): head its results
@@ -177,10 +178,13 @@ class TtyEvents:
 
     def test_done(self, result: TestResult) -> None:
         self.done += 1
-        figure = _headline(result)
-        name = f"{result.id:<24}"
-        if 4 + len(name) + 1 + len(figure) > self.console.width:
-            name = result.id  # a narrow terminal: no alignment rather than a wrapped figure
+        # A narrow terminal: first no alignment, then short direction words, rather than a wrapped figure.
+        width = self.console.width
+        name, figure = f"{result.id:<24}", _headline(result)
+        if 4 + len(name) + 1 + len(figure) > width:
+            name = result.id
+        if 4 + len(name) + 1 + len(figure) > width:
+            figure = _headline(result, short=True)
         self.console.print(f"  [green]✓[/green] {safe_text(name)} {figure}")
 
 
@@ -210,12 +214,13 @@ def progress_rate(read_mbps: float, write_mbps: float, iops: float, width: int) 
     return next((c for c in candidates if len(c) <= width), "")
 
 
-def _headline(t: TestResult) -> str:
+def _headline(t: TestResult, short: bool = False) -> str:
+    read, write = ("r", "w") if short else ("read", "write")
     parts = []
     if t.read_mbps is not None:
-        parts.append(f"read {t.read_mbps:,.1f} MB/s {t.read_iops or 0:,.0f} IOPS")
+        parts.append(f"{read} {t.read_mbps:,.1f} MB/s {t.read_iops or 0:,.0f} IOPS")
     if t.write_mbps is not None:
-        parts.append(f"write {t.write_mbps:,.1f} MB/s {t.write_iops or 0:,.0f} IOPS")
+        parts.append(f"{write} {t.write_mbps:,.1f} MB/s {t.write_iops or 0:,.0f} IOPS")
     return "  ".join(parts)
 
 
