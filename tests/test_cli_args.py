@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 
 import pytest
-from conftest import DATA, SMARTCTL_FIXTURES, SYSFS, needs_fio
+from conftest import DATA, SMARTCTL_FIXTURES, SYSFS
 
 TREE = os.path.join(SYSFS, "scenario_gen4_on_gen3")
 SMARTCTL = os.path.join(SMARTCTL_FIXTURES, "nvme-null-CT250P2SSD8-nvme0.json")
@@ -90,15 +89,22 @@ def test_health_rejects_a_device_and_a_file_together(cli):
     assert "not both" in res.err and res.out == ""
 
 
-@needs_fio
-def test_check_commands_prints_the_fio_command_lines(cli):
-    shm = f"/dev/shm/disksleuth-commands-{uuid.uuid4().hex[:8]}"
-    os.makedirs(shm)
-    try:
-        res = cli("check", shm, "--profile", "mixed", "--time", "1", "--size", "16M", "--no-save", "--commands")
-    finally:
-        os.system(f"rm -rf {shm}")
-    assert res.code in (0, 1), res.err
-    assert "fio command lines" in res.out
-    assert "RND4K_Q64T1_randrw75: fio " in res.out.replace("\n", " "), res.out
-    assert "--commands (or fio_command" not in res.out
+def test_check_commands_prints_the_fio_command_lines(capsys):
+    """check --commands reaches the results table (end to end in test_contract.py's terminal run)."""
+    from disksleuth.analysis.ceilings import link_chain
+    from disksleuth.model import Run
+    from disksleuth.present.bench_view import run_from_dict
+    from disksleuth.present.check_view import render_check
+    from disksleuth.present.text import configure
+    from disksleuth.probe.block import read_device
+    from disksleuth.store.db import read_export_file
+
+    configure()
+    doc = read_export_file(os.path.join(DATA, "store", "real-runs-export.json"))[1]
+    run: Run = run_from_dict(doc)
+    device = read_device("nvme0n1", TREE)
+    render_check(device, link_chain(device.hops), run, [], "summary", show_commands=True)
+    out = capsys.readouterr().out
+    assert "fio command lines" in out
+    assert f"{run.tests[0].id}: fio " in out.replace("\n", " "), out
+    assert "--commands (or fio_command" not in out

@@ -48,6 +48,7 @@ class Case:
     # When no arguments at all would start a full benchmark (check measures the current directory)
     # or a server (exporter), the "no arguments" run adds only these options (in a scratch directory).
     bare: tuple[str, ...] = ()
+    shows: tuple[str, ...] = ()  # text the human output on a terminal must contain
 
 
 FINDINGS = frozenset({0, 1})
@@ -55,8 +56,17 @@ CASES: dict[tuple[str, ...], Case] = {
     ("list",): Case(("--sysfs-root", "{tree}"), ("--sysfs-root", "/nonexistent"), bare_codes=frozenset({0})),
     ("links",): Case(("--sysfs-root", "{tree}"), ("--sysfs-root", "/nonexistent"), bare_codes=frozenset({0})),
     ("capture",): Case(("-o", "{tmp}/capture.tar.gz", "--sysfs-root", "{tree}"), ("-o", "/nonexistent/x.tar.gz")),
-    ("check",): Case(("{shm}", *BENCH_ARGS), ("/nonexistent/dir",), FINDINGS, FINDINGS, bare=tuple(BENCH_ARGS)),
-    ("bench",): Case(("{shm}", *BENCH_ARGS), ("/nonexistent/dir", *BENCH_ARGS)),
+    ("check",): Case(
+        ("{shm}", *BENCH_ARGS, "--commands"),
+        ("/nonexistent/dir",),
+        FINDINGS,
+        FINDINGS,
+        bare=tuple(BENCH_ARGS),
+        shows=("fio command lines", "RND4K_Q64T1_randrw75: fio "),
+    ),
+    # On a terminal the finished-test line comes from the live progress (stderr); at 120 columns
+    # bench's stdout goes to a file, as in `bench DIR > out.txt`, and the progress must still show.
+    ("bench",): Case(("{shm}", *BENCH_ARGS), ("/nonexistent/dir", *BENCH_ARGS), shows=("✓ RND4K_Q64T1_randrw75",)),
     ("runs",): Case((), ("--limit", "many"), bare_codes=frozenset({0})),
     ("runs", "list"): Case(("--tag", "cmp"), ("--limit", "many"), bare_codes=frozenset({0})),
     ("runs", "delete"): Case(("2",), ("999999",)),
@@ -220,7 +230,8 @@ def test_contract_off_a_terminal(path, ctx, monkeypatch, capsys):
         assert code == 2 and out == "" and err.count("\n") == 1, (invalid, code, out, err)
 
     # human output with stdout not a terminal (pytest's capture), and with NO_COLOR=1
-    if not case.bare or path != ("check",):  # check's "no arguments" run was already plain output
+    # check's "no arguments" run was already plain output; bench's runs with stdout in a file on the terminal
+    if path not in (("check",), ("bench",)):
         code, out, err = _in_process(valid, ctx, monkeypatch, capsys, NO_COLOR="1")
         assert code in case.codes, (valid, code, out, err)
         _assert_plain(out, valid)
@@ -231,18 +242,26 @@ def test_contract_off_a_terminal(path, ctx, monkeypatch, capsys):
 _DRIVER = r"""
 import json, os, sys
 from disksleuth.cli import main
-for i, (argv, db) in enumerate(json.load(open(sys.argv[1]))):
+for i, (argv, db, stdout_file) in enumerate(json.load(open(sys.argv[1]))):
     os.environ["DISKSLEUTH_DB"] = db
+    if stdout_file:  # `disksleuth ... > FILE`: stdout a file, stderr still the terminal
+        saved = os.dup(1)
+        fd = os.open(stdout_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(fd, 1)
+        os.close(fd)
     try:
         code = main(argv)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 0
     sys.stdout.flush(); sys.stderr.flush()
+    if stdout_file:
+        os.dup2(saved, 1)
+        os.close(saved)
     print(f"\n@@@ {i} {code}", flush=True)
 """
 
 
-def _run_in_pty(runs: list[tuple[list[str], str]], columns: int, env: dict[str, str], cwd: str) -> str:
+def _run_in_pty(runs: list[tuple[list[str], str, str | None]], columns: int, env: dict[str, str], cwd: str) -> str:
     """Every run in one Python process whose stdin, stdout and stderr are a pseudo-terminal of the
     given width, as a person at a terminal would see it (progress included)."""
     import fcntl
@@ -299,8 +318,17 @@ def test_contract_on_a_terminal(ctx):
     terminals = {60: False, 80: True, 120: False}
     raws: dict[int, str] = {}
 
+    redirected = os.path.join(ctx["tmp"], "bench-stdout.txt")
+
     def run(columns: int, no_color: bool) -> None:
-        runs = [([*path, *_fill(_case(path).valid, ctx)], _fresh_store(ctx)) for path in paths]
+        runs = [
+            (
+                [*path, *_fill(_case(path).valid, ctx)],
+                _fresh_store(ctx),
+                redirected if columns == 120 and path == ("bench",) else None,
+            )
+            for path in paths
+        ]
         raws[columns] = _run_in_pty(runs, columns, {"NO_COLOR": "1" if no_color else ""}, ctx["tmp"])
 
     threads = [threading.Thread(target=run, args=item) for item in terminals.items()]
@@ -321,5 +349,15 @@ def test_contract_on_a_terminal(ctx):
         for i, path in enumerate(paths):
             output = ANSI.sub("", sections[3 * i])
             assert codes[i] in CASES[path].codes, (path, columns, codes[i], output[-2000:])
-            too_wide = [line for line in re.split(r"\r\n|\r|\n", output) if cell_len(line) > columns]
+            # A fio command line (--commands) is the one exception: it is printed whole, for pasting, and
+            # the terminal wraps it; newlines put into it would break the pasted command.
+            lines = [line for line in re.split(r"\r\n|\r|\n", output) if ": fio --name=" not in line]
+            too_wide = [line for line in lines if cell_len(line) > columns]
             assert not too_wide, (path, columns, too_wide[:3])
+            flat = re.sub(r"\s+", " ", output)
+            for text in CASES[path].shows:
+                assert text in flat, (path, columns, text, output[-2000:])
+    with open(redirected, encoding="utf-8") as fh:
+        table = fh.read()
+    assert "RND4K_Q64T1_randrw75" in table  # the results went to the file ...
+    _assert_plain(table, ["bench", "> file"])  # ... as plain text
