@@ -95,12 +95,12 @@ def test_check_commands_prints_the_fio_command_lines(capsys):
     from disksleuth.model import Run
     from disksleuth.present.bench_view import run_from_dict
     from disksleuth.present.check_view import render_check
-    from disksleuth.present.text import configure
+    from disksleuth.present.text import console
     from disksleuth.probe.block import read_device
-    from disksleuth.store.db import read_export_file
 
-    configure()
-    doc = read_export_file(os.path.join(DATA, "store", "real-runs-export.json"))[1]
+    console.cache_clear()  # a console on this test's captured stdout
+    with open(os.path.join(DATA, "store", "real-runs-export.json")) as fh:
+        doc = json.load(fh)["runs"][1]
     run: Run = run_from_dict(doc)
     device = read_device("nvme0n1", TREE)
     render_check(device, link_chain(device.hops), run, [], "summary", show_commands=True)
