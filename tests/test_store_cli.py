@@ -202,6 +202,7 @@ def test_runs_no_match_and_host(cli, tmp_path):
     assert [r["host"] for r in doc["runs"]] == ["pi4", "lab"]
     only = cli("runs", "--host", "pi4", "--db", db, "--json").json()
     assert only["total"] == 1 and only["runs"][0]["device_model"] == "Kingston SD"
+    assert cli("runs", "--limit", "-1", "--db", db).code == 2
     empty = f"sqlite:///{tmp_path}/empty.sqlite"
     Store(empty).close()
     assert "No runs yet" in cli("runs", "--db", empty).out

@@ -292,6 +292,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
         raise UsageError(f"runs takes run ids only with delete (disksleuth runs delete {' '.join(args.ids)})")
     if args.older_than or args.dry_run:
         raise UsageError("--older-than and --dry-run go with `disksleuth runs prune`")
+    if args.limit < 0:
+        raise UsageError(f"--limit {args.limit}: give 0 (all runs) or more")
     with _store(args) as store:
         rows, total = store.list_runs(device=args.device, tag=args.tag, host=args.host, limit=args.limit or None)
         stored = store.count() if not rows else total
