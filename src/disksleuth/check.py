@@ -5,12 +5,16 @@ Like bench.py it composes probe/ and analysis/; the CLI only draws what comes ba
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
 
-from disksleuth.analysis.ceilings import link_chain
-from disksleuth.analysis.verdicts import figures_from_tests, summary_line, verdicts, with_drive_sata_max
-from disksleuth.bench import BenchOptions, Events, run_bench
-from disksleuth.model import Device, Finding, LinkChain, Run, VirtualHop
+from disksleuth.analysis.verdicts import Assessment, assess_run
+from disksleuth.bench import VIRTUAL, BenchOptions, Events, run_bench
+from disksleuth.errors import DisksleuthError, ToolMissing
+from disksleuth.model import Device, Finding, LinkChain, MemoryBacking, Run, VirtualHop
+from disksleuth.probe.host import host_info
+from disksleuth.probe.memory import target_memory_backing
+from disksleuth.probe.smart import read_health
 from disksleuth.probe.target import TargetInfo
 
 
@@ -22,6 +26,7 @@ class CheckResult:
     findings: list[Finding]
     summary: str
     where: str | None  # "ext4 on /" for a directory or file target
+    skipped: tuple[str, ...] = ()  # what could not run, in plain words ("the benchmark: fio is not installed ...")
 
 
 def device_of(target: TargetInfo) -> Device:
@@ -43,18 +48,54 @@ def where_of(target: TargetInfo) -> str | None:
 
 
 def run_check(target: TargetInfo, opts: BenchOptions, events: Events | None = None) -> CheckResult:
-    run = replace(run_bench(target.path, opts, events), kind="check")
-    health = run.health_after or run.health_before
-    device = with_drive_sata_max(device_of(target), health)
-    chain = link_chain(device.hops)
-    figures = figures_from_tests(run.tests)
-    findings = verdicts(
-        device,
-        chain,
-        figures,
-        health=health,
-        health_changes=dict(run.health_changes),
-        temperature_series=run.temperature_series,
-        tests=run.tests,
+    memory = memory_of(target)
+    skipped: list[str] = []
+    try:
+        run = replace(run_bench(target.path, opts, events), kind="check")
+    except ToolMissing as exc:
+        if exc.tool != "fio":
+            raise
+        # Without fio there is no benchmark, but the link chain and health still answer half the question.
+        skipped.append(f"the benchmark: {exc}")
+        run = _run_without_benchmark(target, opts, skipped)
+    a = assess_run(run, device_of(target), memory=memory, target_kind=target.kind)
+    return CheckResult(a.device, a.chain, run, a.findings, a.summary, where_of(target), tuple(skipped))
+
+
+def memory_of(target: TargetInfo) -> MemoryBacking | None:
+    """tmpfs, ramfs, zram, brd, or a loop/dm/md stack over them (probe.memory)."""
+    name = target.device.name if target.device is not None else None
+    return target_memory_backing(target.fstype, target.mountpoint, name)
+
+
+def _run_without_benchmark(target: TargetInfo, opts: BenchOptions, skipped: list[str]) -> Run:
+    health = None
+    disk = target.disk
+    if disk is not None and disk.transport not in VIRTUAL:
+        try:
+            health = read_health(disk.path)
+        except DisksleuthError as exc:
+            skipped.append(f"health: {exc}")
+    elif disk is not None:
+        skipped.append(f"health: {disk.name} is a {disk.transport} device, with no SMART data")
+    now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    return Run(
+        target=target.path,
+        profile=opts.profile,
+        started_at=now,
+        finished_at=now,
+        fio_version=None,
+        engine="",
+        host=host_info(None),
+        tests=(),
+        kind="check",
+        device=disk.name if disk else None,
+        disk=disk,
+        notes=tuple(f"skipped {s}" for s in skipped),
+        health_before=health,
     )
-    return CheckResult(device, chain, run, findings, summary_line(device, chain, figures), where_of(target))
+
+
+def assess_bench(run: Run, target: TargetInfo) -> Assessment:
+    """`bench` gets the same verdicts as `check`, from the run it made on `target`."""
+    return assess_run(run, device_of(target), memory=memory_of(target), target_kind=target.kind)

@@ -203,17 +203,26 @@ def cmd_bench(args: argparse.Namespace) -> int:
     finally:
         events.close()
     from disksleuth.analysis.ceilings import link_chain
+    from disksleuth.check import assess_bench
     from disksleuth.present.bench_view import run_to_dict
     from disksleuth.present.jsonout import device_to_dict
+    from disksleuth.probe.target import inspect_target
 
+    assessment = assess_bench(run, inspect_target(run.target))
     doc = run_to_dict(run)
     if run.disk is not None:
         doc["device"] = device_to_dict(run.disk, link_chain(run.disk.hops))
+    findings = list(assessment.findings)
     fill = next((t.sustained for t in run.tests if t.sustained is not None), None)
     if fill is not None:  # the sustained profile's finding: write_cache_cliff or thermal_throttling
-        from disksleuth.analysis.sustained import findings
+        from disksleuth.analysis.sustained import findings as sustained_findings
 
-        doc["findings"] = [f.to_dict() for f in findings(fill, run.device)]
+        extra = sustained_findings(fill, run.device)
+        if extra:  # its fill knows heat from cache better than the run-wide verdicts: it wins on the same code
+            codes = {f.code for f in extra}
+            findings = [f for f in findings if f.code not in codes and f.code != "ok"] + extra
+    doc["findings"] = [f.to_dict() for f in findings]
+    doc["summary"] = assessment.summary
     if args.json:
         from disksleuth.present.jsonout import emit
 
@@ -221,8 +230,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         emit(doc)
     else:
         from disksleuth.present.bench_view import render_run
+        from disksleuth.present.check_view import render_verdict
 
         render_run(run, show_commands=args.commands)  # the figures first: a failing save cannot hide them
+        render_verdict(assessment.findings, assessment.summary)
         _save(args, doc, run)
         _say_saved(doc)
     return EXIT_OK
@@ -586,7 +597,7 @@ def cmd_health(args: argparse.Namespace) -> int:
         raise UsageError("give a DEVICE or --from-smartctl FILE")
     findings = health_findings(health)
     if args.json:
-        from disksleuth.present.health_view import device_summary, health_to_dict
+        from disksleuth.present.health_view import device_summary, health_summary, health_to_dict
         from disksleuth.present.jsonout import emit
 
         emit(
@@ -594,6 +605,7 @@ def cmd_health(args: argparse.Namespace) -> int:
                 "device": device_summary(health),
                 "health": health_to_dict(health),
                 "findings": [f.to_dict() for f in findings],
+                "summary": health_summary(health, findings),
             }
         )
     else:
@@ -721,17 +733,30 @@ def cmd_check(args: argparse.Namespace) -> int:
         "health": doc["health"],
         "findings": [f.to_dict() for f in result.findings],
         "summary": result.summary,
+        "skipped": list(result.skipped),
     }
     run = result.run
     if args.json:
-        _save(args, doc, run)  # the document carries the run's id, or where it was kept
+        # A check that measured nothing (no fio) is not a run worth keeping in the history.
+        if run.tests:
+            _save(args, doc, run)  # the document carries the run's id, or where it was kept
         emit(doc)
     else:
         health = run.health_after or run.health_before
         if quiet:
             render_device_header(result.device, result.chain, health, result.where)
-        render_check(result.device, result.chain, run, result.findings, result.summary, show_commands=args.commands)
-        _save(args, doc, run)  # after the figures: a failing save cannot hide them
+        if run.tests:
+            render_check(
+                result.device, result.chain, run, result.findings, result.summary, show_commands=args.commands
+            )
+            _save(args, doc, run)  # after the figures: a failing save cannot hide them
+        else:
+            from disksleuth.present.check_view import render_verdict
+            from disksleuth.present.text import console, safe_text
+
+            for what in result.skipped:
+                console().print(f"skipped {safe_text(what, markup=False)}", markup=False, highlight=False)
+            render_verdict(result.findings, result.summary)
         _say_saved(doc)
     return _exit_for(result.findings)
 

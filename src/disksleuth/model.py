@@ -187,6 +187,7 @@ def worst_severity(findings: list[Finding] | tuple[Finding, ...]) -> str:
 
 # The run and health models live in model_run; `list` and `--version` never load them.
 _LAZY = {"SeriesPoint", "TestResult", "Run", "LbaFormat", "Health", "PciFunction", "SmartAttribute", "SelfTest"}
+_LAZY |= {"MemoryBacking"}
 
 
 def __getattr__(name: str) -> Any:

@@ -183,6 +183,12 @@ class Health:
     messages: tuple[str, ...] = ()
     attributes: tuple[SmartAttribute, ...] = ()  # the `smartctl -A` table
     self_test: SelfTest | None = None  # newest self-test log entry
+    # Every temperature sensor the drive reports besides `temperature_c` (NVMe sensors 1-8, ATA 190/194, ...).
+    temperature_sensors_c: tuple[float, ...] = ()
+    percentage_used_source: str | None = None  # where a SATA/SAS wear figure came from, e.g. "ATA 177 Wear_..."
+    # Counters named by what they count, with where they came from ("UDMA_CRC_Error_Count (ATA 199)": 12).
+    interface_error_counts: Mapping[str, int] = field(default_factory=dict)  # cable, backplane, connector
+    media_error_counts: Mapping[str, int] = field(default_factory=dict)  # reallocated, pending, uncorrectable
 
     def counters(self) -> dict[str, int]:
         """Counters whose growth during a run means something happened."""
@@ -201,7 +207,22 @@ class Health:
             if v is not None
         }
         out.update({f"throttle.{k}": v for k, v in self.throttle.items()})
+        out.update({f"interface.{k}": v for k, v in self.interface_error_counts.items()})
+        out.update({f"media.{k}": v for k, v in self.media_error_counts.items()})
         return out
+
+
+@dataclass(frozen=True)
+class MemoryBacking:
+    """What memory a target stands on, from the target down: ("loop0", "/dev/shm/x.img", "tmpfs on /dev/shm")."""
+
+    kind: str  # "tmpfs", "ramfs", "zram", "brd"
+    chain: tuple[str, ...]
+    never_written_reads_fast: bool  # zram and brd: reads of untouched space return zeros at once
+
+    @property
+    def description(self) -> str:
+        return " → ".join(self.chain)
 
 
 # --- PCI functions (links) ---

@@ -14,6 +14,7 @@ METRIC_LABELS = {
     "lat_p99_us": "p99 latency µs",
 }
 LOWER_IS_BETTER = {"lat_p99_us"}
+SAME_WITHIN = 0.01  # ratios within 1% of 1.00x are "same": below what a rerun reproduces
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,25 @@ def format_ratio(ratio: float | None) -> str:
     return f"-{(1.0 - ratio) * 100:.0f}%"
 
 
+def change_word(ratio: float | None, metric: str) -> str | None:
+    """Which way a row moved, in words: MB/s and IOPS are better higher, latency is better lower."""
+    if ratio is None:
+        return None
+    if abs(ratio - 1.0) < SAME_WITHIN:
+        return "same"
+    if metric in LOWER_IS_BETTER:
+        return "better" if ratio < 1.0 else "worse"
+    return "faster" if ratio > 1.0 else "slower"
+
+
+def format_change(ratio: float | None, metric: str) -> str:
+    """'2.10x faster', '-38% slower'; for latency '-38% better', '1.60x worse'."""
+    word = change_word(ratio, metric)
+    if ratio is None or word is None:
+        return "—"
+    return f"{format_ratio(ratio)} {word}"
+
+
 def format_value(value: float | None, metric: str) -> str:
     if value is None:
         return "—"
@@ -106,6 +126,6 @@ def table_cells(c: Comparison) -> tuple[list[str], list[list[str]]]:
             cells = [f"{p:.0f}%" if p is not None else "—" for p in r.pct_of_reference]
         else:
             cells = [format_value(v, r.metric) for v in r.values]
-            cells += [format_ratio(x) for i, x in enumerate(r.ratios) if i != c.baseline]
+            cells += [format_change(x, r.metric) for i, x in enumerate(r.ratios) if i != c.baseline]
         rows.append([r.test_id, METRIC_LABELS[r.metric], *cells])
     return header, rows

@@ -24,6 +24,15 @@ def _pct(d: FioDirection | None, p: float) -> float | None:
     return None
 
 
+def _capped(percentile_us: float | None, max_us: float | None) -> float | None:
+    """fio's percentiles come from a log-linear histogram and report the middle of a bucket (stat.c,
+    plat_idx_to_val: "the mean of the range of the bucket"), so a high one can land above the largest latency
+    actually seen (33,423 vs 33,369 µs). No latency exceeds the max: show the max there."""
+    if percentile_us is None or max_us is None:
+        return percentile_us
+    return min(percentile_us, max_us)
+
+
 def series_from_samples(samples: Sequence[StatusSample]) -> tuple[SeriesPoint, ...]:
     """Per-interval throughput from fio's cumulative status documents.
 
@@ -112,6 +121,8 @@ def result_from_fio(
     if lat is not None and lat.percentile_source == "clat":
         notes = (*notes, "percentiles are completion latency (clat); this fio did not report total latency")
 
+    lat_max = _us(lat.lat_max_ns) if lat else None
+
     def mbps(d: FioDirection | None) -> float | None:
         return round(d.bw_bytes / 1e6, 2) if d is not None and d.active else None
 
@@ -129,10 +140,10 @@ def result_from_fio(
         write_mbps=mbps(write),
         write_iops=iops(write),
         lat_mean_us=_us(lat.lat_mean_ns) if lat else None,
-        lat_p50_us=_pct(lat, 50.0),
-        lat_p99_us=_pct(lat, 99.0),
-        lat_p999_us=_pct(lat, 99.9),
-        lat_max_us=_us(lat.lat_max_ns) if lat else None,
+        lat_p50_us=_capped(_pct(lat, 50.0), lat_max),
+        lat_p99_us=_capped(_pct(lat, 99.0), lat_max),
+        lat_p999_us=_capped(_pct(lat, 99.9), lat_max),
+        lat_max_us=lat_max,
         runtime_s=round(runtime_ms / 1000.0, 3),
         fio_command=fio_command,
         cache_affected=cache_affected,

@@ -83,12 +83,7 @@ def annotate(result: TestResult, ramp_s: float, stopped_early: bool, adaptive: b
     burst = sustained = None
     if cliff:
         burst, sustained = round(cliff[0], 1), round(cliff[1], 1)
-        if sustained < burst:
-            notes.append(
-                f"burst {burst:,.0f} MB/s fell to {sustained:,.0f} MB/s sustained (a write cache running out?)"
-            )
-        else:
-            notes.append(f"warmed up from {burst:,.0f} MB/s to {sustained:,.0f} MB/s sustained")
+        notes.append(cliff_note(result, burst, sustained))
     return replace(
         result,
         stability_pct=round(spread, 2) if spread is not None else None,
@@ -97,3 +92,14 @@ def annotate(result: TestResult, ramp_s: float, stopped_early: bool, adaptive: b
         sustained_mbps=sustained,
         notes=tuple(notes),
     )
+
+
+def cliff_note(result: TestResult, burst: float, sustained: float) -> str:
+    """One story with the table: the result is fio's average over the whole test; the note says how it moved
+    and names that figure. A cache running out is offered only where writes were measured (reads have none)."""
+    measured = sum(v for v in (result.read_mbps, result.write_mbps) if v is not None)
+    result_txt = f"; the result, {measured:,.0f} MB/s, is the average over the whole test" if measured else ""
+    if sustained < burst:
+        why = " (a write cache running out?)" if result.writes else ""
+        return f"burst {burst:,.0f} MB/s fell to {sustained:,.0f} MB/s sustained{why}{result_txt}"
+    return f"warmed up from {burst:,.0f} MB/s to {sustained:,.0f} MB/s sustained{result_txt}"

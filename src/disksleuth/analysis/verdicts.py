@@ -9,10 +9,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from disksleuth.analysis.ceilings import pcie_label, pcie_mbps, usb_mbps
+from disksleuth.analysis.ceilings import link_chain, pcie_label, pcie_mbps, usb_mbps
 from disksleuth.analysis.health import health_findings
 from disksleuth.analysis.links import static_findings
-from disksleuth.model import Device, Finding, Health, LinkChain, PcieHop, SataHop, TestResult, UsbHop
+from disksleuth.model import (
+    Device,
+    Finding,
+    Health,
+    LinkChain,
+    MemoryBacking,
+    PcieHop,
+    Run,
+    SataHop,
+    TestResult,
+    UsbHop,
+)
 
 LINK_LIMITED_SHARE = 0.80
 CACHE_TOLERANCE = 1.05  # the practical ceilings are estimates; 5% above is still plausible
@@ -118,8 +129,20 @@ def cache_suspected(device: Device, chain: LinkChain, figures: Figures) -> Findi
         iops = max(v for v in (figures.rand_read_iops, figures.rand_write_iops, 0) if v is not None)
         if iops > HDD_MAX_RANDOM_IOPS:
             reasons.append(f"{iops:,.0f} random IOPS is more than a spinning disk can seek")
+    host_cache = _host_caches_writes(device, figures)
+    if host_cache:
+        reasons.append(host_cache)
     if not reasons:
         return None
+    hint = (
+        "Measure with direct I/O (fio --direct=1), a test file larger than RAM and the drive's cache, and "
+        "incompressible data. Tools that read through the page cache, or compressing file systems, inflate results."
+    )
+    if host_cache:
+        hint += (
+            " On a virtual disk the host decides: its page cache (QEMU cache=writeback, the default for many "
+            "setups) takes writes at memory speed; measure on the host, or give the guest cache=none."
+        )
     return Finding(
         code="cache_suspected",
         severity="warn",
@@ -131,10 +154,66 @@ def cache_suspected(device: Device, chain: LinkChain, figures: Figures) -> Findi
             "rand_read_iops": figures.rand_read_iops,
             "rand_write_iops": figures.rand_write_iops,
         },
+        hint=hint,
+    )
+
+
+# Writes are normally no faster than reads on real media; on a virtual disk the host's cache explains it.
+HOST_CACHE_MARGIN = 1.10
+VIRTUAL_DISKS = ("virtio", "xen", "vmbus")
+
+
+def _host_caches_writes(device: Device, figures: Figures) -> str | None:
+    r, w = figures.seq_read_mbps, figures.seq_write_mbps
+    if device.transport not in VIRTUAL_DISKS or r is None or w is None or w <= r * HOST_CACHE_MARGIN:
+        return None
+    return (
+        f"sequential writes ({w:,.0f} MB/s) beat reads ({r:,.0f} MB/s) on a {device.transport} virtual disk: "
+        "the host is probably caching the writes in its memory"
+    )
+
+
+def memory_backed(memory: MemoryBacking | None, figures: Figures) -> Finding | None:
+    """The target stands on RAM: its figures measure memory (and zram's compressor), never storage."""
+    if memory is None:
+        return None
+    seq = figures.best_seq_mbps
+    measured = f" ({seq:,.0f} MB/s)" if seq is not None else ""
+    message = (
+        f"The target is backed by memory ({memory.description}): these figures{measured} measure RAM"
+        + (", through zram's compressor," if memory.kind == "zram" else "")
+        + " not storage, and are lost at power-off."
+    )
+    if memory.never_written_reads_fast:
+        message += " Reads of space never written return zero pages without any work, faster still."
+    return Finding(
+        code="memory_backed",
+        severity="warn",
+        message=message,
+        evidence={"kind": memory.kind, "chain": list(memory.chain), "seq_mbps": seq},
         hint=(
-            "Measure with direct I/O (fio --direct=1), a test file larger than RAM and the drive's cache, and "
-            "incompressible data. Tools that read through the page cache, or compressing file systems, inflate results."
+            "To measure a disk, point disksleuth at a directory or device on that disk. As a RAM reference, "
+            "this is fine: the riscos profile and `compare --relative-to` use one on purpose."
         ),
+    )
+
+
+def raw_device_reads(
+    target_kind: str | None, tests: Sequence[TestResult], memory: MemoryBacking | None
+) -> Finding | None:
+    """On a raw device the read tests read whatever is there; unwritten or trimmed space reads fast."""
+    if target_kind != "block" or memory is not None or not any(not t.writes for t in tests):
+        return None
+    return Finding(
+        code="raw_device_reads",
+        severity="info",
+        message=(
+            "The read tests read whatever is on the device. Areas never written or trimmed (a new or secure-erased "
+            "SSD, thin or sparse volumes) are answered without touching the flash and read faster than real data."
+        ),
+        evidence={"read_tests": [t.id for t in tests if not t.writes]},
+        hint="For figures of real data, read a region that holds data, or fill it first (the flash profile's "
+        "--precondition does).",
     )
 
 
@@ -247,11 +326,16 @@ def verdicts(
     health_changes: dict[str, tuple[int, int]] | None = None,
     temperature_series: Sequence[tuple[float, float]] = (),
     tests: Sequence[TestResult] = (),
+    memory: MemoryBacking | None = None,
+    target_kind: str | None = None,
 ) -> list[Finding]:
-    """Static link findings, then dynamic and health ones; `ok` alone when nothing else applies."""
+    """Static link findings, then dynamic and health ones; `ok` when nothing but context applies.
+
+    A memory-backed target is never a bare `ok`: `memory_backed` (warn) says what was measured."""
     changes = health_changes or {}
     found = list(static_findings(device))
     for f in (
+        memory_backed(memory, figures),
         link_limited(device, chain, figures),
         cache_suspected(device, chain, figures),
         poor_random_write(figures),
@@ -261,8 +345,54 @@ def verdicts(
         if f is not None:
             found.append(replace(f, device=device.name))
     if health is not None:
-        found.extend(replace(f, device=device.name) for f in health_findings(health, changes))
-    return found or [ok_finding(device, chain, figures)]
+        seen = {f.code for f in found}
+        # sysfs's SATA link finding knows the port's maximum too; smartctl's gives way to it.
+        found.extend(
+            replace(f, device=device.name)
+            for f in health_findings(health, changes)
+            if not (f.code == "sata_link_downgraded" and f.code in seen)
+        )
+    context = raw_device_reads(target_kind, tests, memory)
+    if not found:
+        found.append(ok_finding(device, chain, figures))
+    if context is not None:
+        found.append(replace(context, device=device.name))
+    return found
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """What `check` and `bench` say about a run: the chain it was judged against, findings, one-line summary."""
+
+    device: Device
+    chain: LinkChain
+    findings: list[Finding]
+    summary: str
+
+
+def assess_run(
+    run: Run, device: Device, *, memory: MemoryBacking | None = None, target_kind: str | None = None
+) -> Assessment:
+    """The verdicts on a finished run, the same for `check` and `bench` (pure)."""
+    health = run.health_after or run.health_before
+    device = with_drive_sata_max(device, health)
+    chain = link_chain(device.hops)
+    figures = figures_from_tests(run.tests)
+    findings = verdicts(
+        device,
+        chain,
+        figures,
+        health=health,
+        health_changes=dict(run.health_changes),
+        temperature_series=run.temperature_series,
+        tests=run.tests,
+        memory=memory,
+        target_kind=target_kind,
+    )
+    summary = summary_line(device, chain, figures)
+    if memory is not None:
+        summary = f"memory, not storage: {summary}"
+    return Assessment(device, chain, findings, summary)
 
 
 def with_drive_sata_max(device: Device, health: Health | None) -> Device:

@@ -6,7 +6,7 @@ import csv
 import io
 from typing import Any
 
-from disksleuth.analysis.compare import METRIC_LABELS, Comparison, table_cells
+from disksleuth.analysis.compare import LOWER_IS_BETTER, METRIC_LABELS, Comparison, change_word, table_cells
 
 
 def to_markdown(c: Comparison) -> str:
@@ -16,6 +16,7 @@ def to_markdown(c: Comparison) -> str:
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
     if c.reference_id is not None:
         lines.append(f"\nFigures are % of run #{c.reference_id}.")
+
     return "\n".join(lines) + "\n"
 
 
@@ -48,6 +49,8 @@ def to_dict(c: Comparison) -> dict[str, Any]:
                 "label": METRIC_LABELS[r.metric],
                 "values": list(r.values),
                 "ratios": [None if x is None else round(x, 4) for x in r.ratios],
+                "higher_is_better": r.metric not in LOWER_IS_BETTER,
+                "changes": [change_word(x, r.metric) for x in r.ratios],
                 "pct_of_reference": None
                 if c.reference_id is None
                 else [None if p is None else round(p, 2) for p in r.pct_of_reference],
@@ -79,4 +82,7 @@ def render_table(c: Comparison) -> None:
     if c.reference_id is not None:
         out.print(f"[dim]Figures are % of run #{c.reference_id}.[/dim]")
     else:
-        out.print(f"[dim]Ratios against run #{c.run_ids[c.baseline]}: 1.00x is the same, -38% is slower.[/dim]")
+        out.print(
+            f"[dim]Ratios against run #{c.run_ids[c.baseline]}: for MB/s and IOPS higher is faster; "
+            "for latency lower is better.[/dim]"
+        )

@@ -25,6 +25,9 @@ def health_to_dict(h: Health) -> dict[str, Any]:
     out["throttle"] = dict(h.throttle)
     out["exit_status_words"] = list(h.exit_status_words)
     out["messages"] = list(h.messages)
+    out["temperature_sensors_c"] = list(h.temperature_sensors_c)
+    out["interface_error_counts"] = dict(h.interface_error_counts)
+    out["media_error_counts"] = dict(h.media_error_counts)
     return out
 
 
@@ -44,10 +47,12 @@ _ROWS = (
     ("temperature", "temperature_c", lambda v: f"{v:g} °C"),
     ("warning at", "temperature_warning_c", lambda v: f"{v:g} °C"),
     ("critical at", "temperature_critical_c", lambda v: f"{v:g} °C"),
+    ("temperature sensors", "temperature_sensors_c", lambda v: ", ".join(f"{t:g} °C" for t in v) or None),
     ("power-on hours", "power_on_hours", lambda v: f"{v:,}"),
     ("power cycles", "power_cycles", lambda v: f"{v:,}"),
     ("unsafe shutdowns", "unsafe_shutdowns", lambda v: f"{v:,}"),
     ("endurance used", "percentage_used", lambda v: f"{v}%"),
+    ("endurance from", "percentage_used_source", str),
     ("available spare", "available_spare_pct", lambda v: f"{v}%"),
     ("spare threshold", "available_spare_threshold_pct", lambda v: f"{v}%"),
     ("media errors", "media_errors", lambda v: f"{v:,}"),
@@ -153,6 +158,9 @@ def render_attributes(out: Console, h: Health) -> None:
         out.print(_nvme_table(attrs))
 
 
+_HAS_ROW = ("(ATA 5)", "(ATA 197)", "(ATA 198)", "(ATA 199)")
+
+
 def render_health(h: Health, findings: list[Finding], attributes: bool = False) -> None:
     from rich.table import Table
 
@@ -169,8 +177,14 @@ def render_health(h: Health, findings: list[Finding], attributes: bool = False) 
     table.add_column()
     for label, key, fmt in _ROWS:
         value = getattr(h, key)
-        if value is not None:
-            table.add_row(label, safe_text(fmt(value)))
+        shown = fmt(value) if value is not None else None
+        if shown is not None:
+            table.add_row(label, safe_text(shown))
+    # Named counters that are not zero and have no row above: the rest of the evidence behind
+    # interface_crc_errors and media_errors (Reported_Uncorrect, SATA_Downshift_Count, SATA phy counters, ...).
+    for name, count in {**h.interface_error_counts, **h.media_error_counts}.items():
+        if count and not name.endswith(_HAS_ROW) and not name.startswith(("SCSI grown", "SCSI uncorrected", "NVMe")):
+            table.add_row(safe_text(name), f"[yellow]{count:,}[/yellow]")
     if h.critical_warning:
         table.add_row("critical warning", "[red]" + ", ".join(h.critical_warning) + "[/red]")
     for key, value in h.throttle.items():
@@ -194,4 +208,22 @@ def render_health(h: Health, findings: list[Finding], attributes: bool = False) 
             out.print("[dim]No self-test log in this output (`smartctl -x` includes it).[/dim]")
     if h.exit_status_words:
         out.print(f"[dim]smartctl exit status {h.exit_status}: {'; '.join(h.exit_status_words)}[/dim]")
-    render_findings(findings, indent="")
+    if findings:
+        render_findings(findings, indent="")
+    else:
+        out.print(health_summary(h, findings), markup=False, highlight=False)
+
+
+def health_summary(h: Health, findings: list[Finding]) -> str:
+    """One line: what was found, or that nothing was, and how much there was to look at."""
+    if findings:
+        worst = max(findings, key=lambda f: ("ok", "info", "warn", "critical").index(f.severity))
+        return f"{len(findings)} finding(s), worst {worst.severity}: " + ", ".join(f.code for f in findings)
+    looked = []
+    if h.attributes:
+        looked.append(f"{len(h.attributes)} SMART attributes")
+    if h.media_error_counts or h.interface_error_counts:
+        looked.append("the error counters")
+    if h.percentage_used is not None:
+        looked.append("wear")
+    return "Nothing found: no warning signs" + (f" in {', '.join(looked)}" if looked else "") + "."

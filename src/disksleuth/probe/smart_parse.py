@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from dataclasses import dataclass
 from typing import Any
 
 from disksleuth.errors import ParseError
@@ -47,6 +49,62 @@ CRITICAL_WARNING_BITS = {
 }
 
 ATA_REALLOCATED, ATA_PENDING, ATA_OFFLINE_UNC, ATA_CRC = 5, 197, 198, 199
+
+# ATA attribute IDs mean different things on different drives; smartctl names each one from drivedb.h
+# (smartmontools drivedb/drivedb.h: "DEFAULT" entry and the per-family "-v ID,format,Name" presets).
+# So the warning signs are read by the NAME smartctl printed, which is what the drive's family means.
+#
+# Media: sectors or blocks the drive could not read or had to retire. DEFAULT: 5 Reallocated_Sector_Ct,
+# 196 Reallocated_Event_Count, 197 Current_Pending_Sector, 198 Offline_Uncorrectable, 187 Reported_Uncorrect,
+# 181 Program_Fail_Cnt_Total, 182 Erase_Fail_Count_Total, 183 Runtime_Bad_Block;
+# families: Intel 197 Pending_Sector_Count, 187 Uncorrectable_Error_Cnt; Crucial 5 Reallocate_NAND_Blk_Cnt;
+# ATP 198 Offline_UErr_Media_Scan; Kingston/Phison 170 Grown_Failing_Block_Ct; Samsung 171/172 *_Fail_Count.
+# Counts of factory bad blocks (Bad_Block_Count) and *_Rate attributes (vendor-packed) are left out, and so is
+# 198 where a family renames it (drivedb: "-v 198,raw48,Not_In_Use").
+_MEDIA_NAME = re.compile(
+    r"Realloc|Retired_Block|Pending|Uncor|UErr|Program_Fail|Erase_Fail|Runtime_Bad_Block|Grown_(?:Bad|Failing)"
+)
+# Interface: the link between host and drive. DEFAULT 199 UDMA_CRC_Error_Count; families: Samsung 199
+# CRC_Error_Count, Micron/ATP 199 SATA_CRC_Error_Count / SATA_FIS_CRC_Errors, Intel/Micron 183
+# SATA_Downshift_Count / SATA_Int_Downshift_Ct / SATA_Iface_Downshift (link speed lowered after errors),
+# WD/SanDisk 168 SATA_PHY_Error_Count, 212 SATA_PHY_Error.
+_INTERFACE_NAME = re.compile(r"CRC|Downshift|PHY_Err|Interface_Err|Iface_Err")
+# Wear: attributes whose NORMALISED value is the share of rated life left (100 new, counting down towards the
+# threshold; SMART normalised values always fall as things get worse). drivedb: Samsung 177 Wear_Leveling_Count,
+# Intel 233 Media_Wearout_Indicator, Micron/Crucial 202 Percent_Lifetime_Remain ("norm = max(100-raw,0); raw =
+# percent_lifetime_used") and older 202 Perc_Rated_Life_Used / Percent_Lifetime_Used, SandForce/Kingston 231
+# SSD_Life_Left, WD/SanDisk 169 Remaining_Lifetime_Perc, WD 230 Media_Wearout_Indicator, and the 245/248 "life
+# remaining" spellings of Phison, SiliconMotion and Maxio. IDs alone would mislead: WD/SanDisk 233 is NAND writes.
+WEAR_NAMES = frozenset(
+    {
+        "Wear_Leveling_Count",
+        "Media_Wearout_Indicator",
+        "Percent_Lifetime_Remain",
+        "Perc_Rated_Life_Used",
+        "Percent_Lifetime_Used",
+        "SSD_Life_Left",
+        "SSD_Life_Left_Perc",
+        "Remaining_Lifetime_Perc",
+        "Lifetime_Left",
+        "Percent_Life_Remaining",
+        "Remaining_Life",
+        "SSD_Remaining_Life_Perc",
+        "Perc_Rated_Life_Remain",
+        "PCT_Life_Remaining",
+        "Lifetime_Remaining%",
+    }
+)
+# SATA Phy Event Counters (smartctl -x, ataprint.cpp PrintSataPhyEventCounters; SATA 3.x 13.7.4): the CRC ones.
+SATA_PHY_CRC_IDS = {0x001: "ICRC errors", 0x00B: "host-to-device FIS CRC errors", 0x00F: "data FIS CRC R_ERR"}
+SATA_PHY_CRC_IDS[0x012] = "non-data FIS CRC R_ERR"
+# SAS Protocol Specific Port log page (smartctl -x, scsiprint.cpp show_sas_port_param): per phy. Link resets at
+# power-on also count invalid dwords, so only their growth during a run is a sign (analysis/health.py).
+SAS_PHY_COUNTERS = (
+    "Invalid DWORD count",
+    "Running disparity error count",
+    "Loss of DWORD synchronization count",
+    "Phy reset problem count",
+)
 
 
 def decode_exit_status(status: int | None) -> tuple[str, ...]:
@@ -132,7 +190,11 @@ def load_smartctl_json(text: str) -> dict:
     if not isinstance(doc, dict):
         raise ParseError("this is not smartctl JSON output (expected an object)")
     version = doc.get("json_format_version")
-    if not (isinstance(version, list) and version and version[0] == 1):
+    # [1, 0] since smartctl 7.0; [0, 1] is the 6.7 development JSON (same keys). Tools that keep captures
+    # (Scrutiny's testdata) sometimes drop the field; a document with device data still reads.
+    if version is None and any(k in doc for k in ("device", "model_name", "smart_status")):
+        version = [1, 0]
+    if not (isinstance(version, list) and version and version[0] in (0, 1)):
         raise ParseError(f"unsupported smartctl json_format_version {version!r} (disksleuth reads version 1)")
     return doc
 
@@ -158,6 +220,8 @@ def parse_smartctl_json(text: str) -> Health:
             "power_on_time",
         )
     )
+    if not has_data and isinstance(doc.get("devices"), list):
+        raise ParseError("this is `smartctl --scan` output (a list of devices), not one device's health")
     if not has_data:
         why = "; ".join(messages) or "; ".join(decode_exit_status(status)) or "no device data in the output"
         raise ParseError(f"no SMART data: {why}")
@@ -166,9 +230,7 @@ def parse_smartctl_json(text: str) -> Health:
     attrs = {a["id"]: a for a in table if isinstance(a, dict) and _int(a.get("id"))}
 
     def ata_raw(attr_id: int) -> int | None:
-        # raw.value holds vendor-packed bits for some attributes; the low 32 bits are the count.
-        raw = _int(_get(attrs.get(attr_id), "raw", "value"))
-        return raw & 0xFFFFFFFF if raw is not None and raw >= 0 else None
+        return _attr_count(attrs.get(attr_id))
 
     def speed_gbps(which: str) -> float | None:
         units = _int(_get(doc, "interface_speed", which, "units_per_second"))
@@ -210,6 +272,8 @@ def parse_smartctl_json(text: str) -> Health:
                     in_use=bool(f.get("formatted")),
                 )
             )
+    table = tuple(a for a in (_attribute(a) for a in attrs.values()) if a is not None)
+    wear_used, wear_source = _percentage_used(doc, nvme, table)
     crit = _int(nvme.get("critical_warning"))
     if crit is None:
         crit = _int(_get(doc, "smart_status", "nvme", "value"))
@@ -220,7 +284,7 @@ def parse_smartctl_json(text: str) -> Health:
         model=_str(doc.get("model_name")) or _str(doc.get("scsi_model_name")),
         serial=_str(doc.get("serial_number")),
         firmware=_str(doc.get("firmware_version")) or _str(doc.get("scsi_revision")),
-        capacity_bytes=_int(_get(doc, "user_capacity", "bytes")),
+        capacity_bytes=_capacity_bytes(doc),
         smart_passed=_bool(_get(doc, "smart_status", "passed")),
         temperature_c=_int(_get(doc, "temperature", "current"))
         if _get(doc, "temperature", "current") is not None
@@ -233,7 +297,7 @@ def parse_smartctl_json(text: str) -> Health:
         if doc.get("power_cycle_count") is not None
         else _int(nvme.get("power_cycles")),
         unsafe_shutdowns=_int(nvme.get("unsafe_shutdowns")),
-        percentage_used=_int(nvme.get("percentage_used")),
+        percentage_used=wear_used,
         available_spare_pct=_int(nvme.get("available_spare")),
         available_spare_threshold_pct=_int(nvme.get("available_spare_threshold")),
         media_errors=_int(nvme.get("media_errors")),
@@ -257,7 +321,124 @@ def parse_smartctl_json(text: str) -> Health:
         messages=messages,
         attributes=parse_attributes(doc),
         self_test=parse_latest_self_test(doc),
+        temperature_sensors_c=_temperature_sensors(nvme, table),
+        percentage_used_source=wear_source,
+        interface_error_counts=_interface_errors(doc, table),
+        media_error_counts=_media_errors(doc, nvme, table),
     )
+
+
+def _attr_count(attr: Any) -> int | None:
+    """The count smartctl shows for an attribute: the leading number of raw.string, formatted per drivedb
+    (raw48, raw16(raw16), tempminmax: "31 (Min/Max 24/41)"); raw.value packs vendor bits for some."""
+    if not isinstance(attr, dict):
+        return None
+    text = _get(attr, "raw", "string")
+    if isinstance(text, str):
+        m = re.match(r"\s*(0x[0-9a-fA-F]+|\d+)", text)
+        if m:
+            return int(m.group(1), 0)
+    raw = _int(_get(attr, "raw", "value"))
+    return raw & 0xFFFFFFFF if raw is not None else None
+
+
+@dataclass(frozen=True)
+class _AtaRow:
+    """An ATA attribute as the warning-sign rules read it: smartctl's name (from drivedb.h for this model,
+    since IDs mean different things on different drives) and the count smartctl shows."""
+
+    id: int
+    name: str
+    value: int | None  # normalised, vendor scale (usually 100 or 200 = new); lower is worse
+    raw: int | None
+
+
+def _attribute(a: dict) -> _AtaRow | None:
+    attr_id = _int(a.get("id"))
+    if attr_id is None:
+        return None
+    name = a.get("name") if isinstance(a.get("name"), str) else f"Unknown_Attribute_{attr_id}"
+    return _AtaRow(id=attr_id, name=name, value=_int(a.get("value")), raw=_attr_count(a))
+
+
+def _capacity_bytes(doc: dict) -> int | None:
+    """user_capacity; else the first namespace's size; else the controller's total NVM capacity
+    (nvmeprint.cpp: `nvme_total_capacity` = Identify Controller TNVMCAP, printed when namespaces are not)."""
+    for path in (("user_capacity", "bytes"), ("nvme_namespaces", 0, "size", "bytes"), ("nvme_total_capacity",)):
+        value = _int(_get(doc, *path))
+        if value:
+            return value
+    return None
+
+
+def _temperature_sensors(nvme: dict, table: tuple[_AtaRow, ...]) -> tuple[float, ...]:
+    """NVMe Temperature Sensors 1-8 (nvmeprint.cpp `temperature_sensors`, Kelvin - 273) and every ATA
+    temperature attribute (DEFAULT 190 Airflow_Temperature_Cel, 194 Temperature_Celsius; Intel 190
+    Drive_Temperature)."""
+    sensors = nvme.get("temperature_sensors")
+    if isinstance(sensors, list):
+        return tuple(float(v) for v in sensors if _int(v) is not None)
+    return tuple(float(a.raw) for a in table if "Temp" in a.name and a.raw is not None and 0 < a.raw < 150)
+
+
+def _percentage_used(doc: dict, nvme: dict, table: tuple[_AtaRow, ...]) -> tuple[int | None, str | None]:
+    """Share of rated endurance used: NVMe percentage_used; else the standard ATA Device Statistics / SCSI
+    log page 0x11 figure (smartctl sets `endurance_used.current_percent` from both); else the vendor wear
+    attributes (WEAR_NAMES), as 100 minus the normalised value, the most worn one when there are several."""
+    used = _int(nvme.get("percentage_used"))
+    if used is not None:
+        return used, None
+    used = _int(_get(doc, "endurance_used", "current_percent"))
+    if used is not None:
+        return used, "the drive's Percentage Used Endurance Indicator (device statistics)"
+    best: tuple[int, str] | None = None
+    for a in table:
+        # Normalised values above 100 are on another scale (or 253, "not yet computed"): not a percentage.
+        if a.name in WEAR_NAMES and a.value is not None and 0 <= a.value <= 100:
+            worn = 100 - a.value
+            if best is None or worn > best[0]:
+                best = (worn, f"ATA {a.id} {a.name} (normalised value {a.value})")
+    return best if best else (None, None)
+
+
+def _interface_errors(doc: dict, table: tuple[_AtaRow, ...]) -> dict[str, int]:
+    out = {f"{a.name} (ATA {a.id})": a.raw for a in table if _INTERFACE_NAME.search(a.name) and a.raw is not None}
+    for row in _get(doc, "sata_phy_event_counters", "table") or []:
+        counter_id, value = _int(_get(row, "id")), _int(_get(row, "value"))
+        if counter_id in SATA_PHY_CRC_IDS and value is not None:
+            out[f"SATA phy {SATA_PHY_CRC_IDS[counter_id]} (0x{counter_id:03x})"] = value
+    for key, port in doc.items():
+        if isinstance(key, str) and key.startswith("scsi_sas_port_") and isinstance(port, dict):
+            for phy_key, phy in port.items():
+                if not (isinstance(phy_key, str) and phy_key.startswith("phy_") and isinstance(phy, dict)):
+                    continue
+                for counter in SAS_PHY_COUNTERS:
+                    value = _int(phy.get(counter))
+                    if value is not None:
+                        out[f"SAS port {key.removeprefix('scsi_sas_port_')} {phy_key} {counter}"] = value
+    return out
+
+
+def _media_errors(doc: dict, nvme: dict, table: tuple[_AtaRow, ...]) -> dict[str, int]:
+    out = {
+        f"{a.name} (ATA {a.id})": a.raw
+        for a in table
+        if _MEDIA_NAME.search(a.name) and "Rate" not in a.name and a.raw is not None
+    }
+    # NVMe Media and Data Integrity Errors (SMART / Health log bytes 160-175).
+    if _int(nvme.get("media_errors")) is not None:
+        out["NVMe media and data integrity errors"] = _int(nvme.get("media_errors"))
+    # SCSI: the grown defect list (READ DEFECT DATA) and errors the drive could not correct (error counter
+    # log pages 0x02/0x03/0x05, scsiprint.cpp `total_uncorrected_errors`); pending defects (SBC-4 0x15,0x01).
+    if _int(doc.get("scsi_grown_defect_list")) is not None:
+        out["SCSI grown defects"] = _int(doc.get("scsi_grown_defect_list"))
+    for direction in ("read", "write", "verify"):
+        value = _int(_get(doc, "scsi_error_counter_log", direction, "total_uncorrected_errors"))
+        if value is not None:
+            out[f"SCSI uncorrected {direction} errors"] = value
+    if _int(_get(doc, "scsi_pending_defects", "count")) is not None:
+        out["SCSI pending defects"] = _int(_get(doc, "scsi_pending_defects", "count"))
+    return out
 
 
 def parse_nvme_id_ns_json(text: str) -> tuple[LbaFormat, ...]:
