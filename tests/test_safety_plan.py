@@ -115,3 +115,19 @@ def test_preconditioning_a_scratch_file_reaches_it_through_the_private_directory
         "preconditioning: random fill 2 of 2",
     ]
     assert run.tests[0].read_mbps and os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "options, profile, option",
+    [
+        ({"max_time_s": 60.0}, "quick", "--max-time"),
+        ({"recovery_idle_s": 30.0}, "standard", "--recovery"),
+        ({"precondition": True}, "quick", "--precondition"),
+    ],
+)
+def test_profile_only_options_are_refused_elsewhere(options, profile, option) -> None:
+    """--max-time and --recovery (sustained) and --precondition (flash) were silently ignored elsewhere."""
+    with pytest.raises(UsageError, match=option):
+        plan_bench(_dir(), BenchOptions(profile=profile, **options), PROFILES[profile])
+    home = "flash" if option == "--precondition" else "sustained"  # the profile the option belongs to
+    plan_bench(_dir(), BenchOptions(profile=home, **options), PROFILES[home])

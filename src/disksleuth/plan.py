@@ -202,8 +202,21 @@ def _without_root(profile: Profile, physical: bool) -> tuple[str, ...]:
     return tuple(lines)
 
 
+def _check_profile_options(opts: BenchOptions, profile: Profile) -> None:
+    """Options that only one kind of profile reads are an error elsewhere, never silently ignored."""
+    fills = any(s.kind == "fill" for s in profile.tests)
+    for given, option, needs in (
+        (opts.max_time_s is not None and not fills, "--max-time", "--profile sustained"),
+        (opts.recovery_idle_s is not None and not fills, "--recovery", "--profile sustained"),
+        (opts.precondition and not profile.second_half, "--precondition", "--profile flash"),
+    ):
+        if given:
+            raise UsageError(f"{option} goes with {needs}, not with --profile {profile.name}")
+
+
 def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile, *, root: bool = True) -> BenchPlan:
     """The plan for `profile` on `target`. `root`: whether we run as root (what needs it is said up front)."""
+    _check_profile_options(opts, profile)
     writes_ok, notes, identity = write_permission(target, opts)
     refusal = _access_refusal(target)
     if refusal:
