@@ -44,7 +44,7 @@ def test_noisy_series_never_settles_and_says_so():
     assert _first_settled(values) is None
     result = annotate(result_with_series(values, start_s=2.0), ramp_s=1.0, stopped_early=False, adaptive=True)
     assert result.settled is False and result.stability_pct > 20
-    assert any(n.startswith("did not settle within its maximum time") for n in result.notes)
+    assert any(n.startswith("did not reach within its maximum time") for n in result.notes)
 
 
 def test_cliff_is_reported_and_settles_only_after_it():

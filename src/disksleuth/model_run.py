@@ -71,6 +71,14 @@ class TestResult:
     write_lat_p999_us: float | None = None
     write_lat_max_us: float | None = None
     sustained: Sustained | None = None  # the sustained profile's fill: phases, cliff, heat or cache
+    # Half-width of the 95% confidence interval of the headline figure (MB/s, and IOPS alike), in percent
+    # of it: batch means over the samples after the ramp (analysis/confidence.py). None: too few samples.
+    ci95_pct: float | None = None
+    precision_target_pct: float | None = None  # the ci95_pct the test stopped on (None: fixed length)
+    # bench --repeat N: the figures above are medians of N passes; these are the headline figure of each
+    # pass and their spread, (max - min) / median in percent.
+    repeat_values: tuple[float, ...] = ()
+    repeat_spread_pct: float | None = None
 
     @property
     def writes(self) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from disksleuth.analysis import confidence
 from disksleuth.model import TestResult
 
 WINDOW = 3
@@ -68,18 +69,50 @@ def burst_and_sustained(values: Sequence[float], window: int = WINDOW) -> tuple[
     return burst, sustained
 
 
-def annotate(result: TestResult, ramp_s: float, stopped_early: bool, adaptive: bool) -> TestResult:
-    values = [p.read_mbps + p.write_mbps for p in result.series if p.t_s > ramp_s]
-    spread = spread_pct(values[-WINDOW:])
+def measured_values(result: TestResult, ramp_s: float) -> list[float]:
+    """The per-interval MB/s after the ramp: what the headline figure averages."""
+    return [p.read_mbps + p.write_mbps for p in result.series if p.t_s > ramp_s]
+
+
+def per_second_values(result: TestResult, ramp_s: float) -> list[float]:
+    """The samples after the ramp averaged into one per second (the stability and cliff rules count
+    seconds; status documents may come faster, e.g. every 250 ms)."""
+    points = [p for p in result.series if p.t_s > ramp_s]
+    values = [p.read_mbps + p.write_mbps for p in points]
+    if len(points) < 3:
+        return values
+    steps = sorted(b.t_s - a.t_s for a, b in zip(points, points[1:], strict=False))
+    per = max(1, round(1.0 / steps[len(steps) // 2])) if steps[len(steps) // 2] > 0 else 1
+    return [sum(values[i : i + per]) / per for i in range(0, len(values) - per + 1, per)]
+
+
+def annotate(
+    result: TestResult,
+    ramp_s: float,
+    stopped_early: bool,
+    adaptive: bool,
+    target_pct: float | None = None,
+) -> TestResult:
+    """Stability, the 95% interval of the headline figure, and burst/sustained figures.
+
+    `adaptive`: the test was meant to stop when its interval reached `target_pct`; `stopped_early`: it did."""
+    values = measured_values(result, ramp_s)
+    per_second = per_second_values(result, ramp_s)
+    spread = spread_pct(per_second[-WINDOW:])
+    interval = confidence.batch_means(values)
+    ci = round(interval.pct, 2) if interval is not None else None
     notes = list(result.notes)
     if adaptive:
         settled: bool | None = stopped_early
+    elif ci is not None and target_pct is not None:
+        settled = ci <= target_pct
     else:
         settled = None if spread is None else spread <= TOLERANCE_PCT
     if adaptive and not stopped_early:
-        spread_txt = f" (last {WINDOW} s spread {spread:.0f}%)" if spread is not None else ""
-        notes.append(f"did not settle within its maximum time{spread_txt}")
-    cliff = burst_and_sustained(values)
+        target_txt = f" ±{target_pct:g}%" if target_pct is not None else ""
+        have = f"; its interval is ±{ci:.1f}%" if ci is not None else ""
+        notes.append(f"did not reach{target_txt} within its maximum time{have}")
+    cliff = burst_and_sustained(per_second)
     burst = sustained = None
     if cliff:
         burst, sustained = round(cliff[0], 1), round(cliff[1], 1)
@@ -90,6 +123,8 @@ def annotate(result: TestResult, ramp_s: float, stopped_early: bool, adaptive: b
         settled=settled,
         burst_mbps=burst,
         sustained_mbps=sustained,
+        ci95_pct=ci,
+        precision_target_pct=target_pct if adaptive else None,
         notes=tuple(notes),
     )
 

@@ -182,7 +182,8 @@ def run_job(
     non-zero: stderr summarised), FioJobError (a job reported an errno), CommandTimeout, ParseError
     (no complete JSON).
     """
-    # fio takes time units here too; whole seconds keep the recorded form of older runs.
+    # fio takes time units here too; whole seconds keep the recorded form of older runs. Sub-second works:
+    # init.c parses the value as a time and refuses only below 1 ms, helper_thread.c dumps on that period.
     interval = (
         f"{int(status_interval_s)}"
         if status_interval_s == int(status_interval_s)

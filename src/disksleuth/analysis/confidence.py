@@ -1,0 +1,134 @@
+"""How sure is a figure? A 95% confidence interval from a test's per-interval samples, and when to stop (pure).
+
+Method: non-overlapping batch means (Schmeiser, "Batch size effects in the analysis of simulation output",
+Operations Research 30(3), 1982; Law & Kelton, "Simulation Modeling and Analysis", ch. 9, "the method of
+batch means"). Throughput samples taken every 250 ms are autocorrelated: a queue, a write-back burst or a
+neighbour's load lasts longer than one interval, so the plain standard error of the samples is too small.
+The n samples after the ramp are cut into k batches of m consecutive samples; when a batch spans the
+correlation, the batch means are nearly independent and nearly normal, and
+
+    mean +- t(k-1, 0.975) * sd(batch means) / sqrt(k)
+
+is a 95% interval for the long-run mean. Schmeiser found 10 to 30 batches lose little against the best
+choice, and fewer than 10 cost width through the t quantile; short tests have few samples, so k starts at
+MIN_BATCHES with batches of MIN_BATCH_SIZE samples and grows to MAX_BATCHES, after which batches grow instead.
+When the batch means are still correlated (lag-1 autocorrelation above MAX_BATCH_LAG1, the test of the
+sequential procedures in Law & Carson, "A sequential procedure for determining the length of a steady-state
+simulation", Operations Research 27(5), 1979), pairs of batches are merged.
+
+The headline figure of a test (MB/s, or IOPS: the same interval in percent at a fixed block size) is fio's
+total over the measured time, which is the mean of equal-length samples; the interval is given as its
+half-width in percent of the mean, `ci95_pct`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+MIN_BATCH_SIZE = 2
+MIN_BATCHES = 4
+MAX_BATCHES = 10
+MAX_BATCH_LAG1 = 0.5
+DEFAULT_TARGET_PCT = 3.0
+
+# Two-sided 95% quantiles of Student's t, t(df, 0.975) (any statistics table, e.g. NIST/SEMATECH
+# e-Handbook 1.3.6.7.2). Between listed degrees of freedom the next lower one is used: wider, never narrower.
+_T975 = {
+    1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+    11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
+    20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048,
+    29: 2.045, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980,
+}  # fmt: skip
+
+
+def t975(df: int) -> float:
+    """t(df, 0.975); df >= 1."""
+    if df < 1:
+        raise ValueError("degrees of freedom must be at least 1")
+    if df in _T975:
+        return _T975[df]
+    if df > 120:
+        return 1.960
+    return _T975[max(k for k in _T975 if k <= df)]
+
+
+@dataclass(frozen=True)
+class Interval:
+    mean: float
+    half_width: float
+    batches: int
+    batch_size: int
+    samples: int  # samples used (the oldest ones left over by the batching are dropped)
+
+    @property
+    def pct(self) -> float:
+        """Half-width in percent of the mean (ci95_pct)."""
+        return 100.0 * self.half_width / self.mean if self.mean > 0 else math.inf
+
+    @property
+    def low(self) -> float:
+        return self.mean - self.half_width
+
+    @property
+    def high(self) -> float:
+        return self.mean + self.half_width
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _lag1(values: Sequence[float]) -> float:
+    mean = _mean(values)
+    den = sum((v - mean) ** 2 for v in values)
+    if den == 0:
+        return 0.0
+    return sum((a - mean) * (b - mean) for a, b in zip(values, values[1:], strict=False)) / den
+
+
+def batch_means(values: Sequence[float]) -> Interval | None:
+    """The 95% interval of the mean of `values` (equal-length samples in time order), or None when
+    there are too few samples for MIN_BATCHES batches or the mean is not positive."""
+    n = len(values)
+    size = max(MIN_BATCH_SIZE, n // MAX_BATCHES)
+    count = n // size
+    if count < MIN_BATCHES:
+        return None
+    while True:
+        used = values[n - count * size :]  # the oldest leftovers go: they are nearest the ramp
+        means = [_mean(used[i * size : (i + 1) * size]) for i in range(count)]
+        if count >= 2 * MIN_BATCHES and _lag1(means) > MAX_BATCH_LAG1:
+            size, count = size * 2, count // 2
+            continue
+        break
+    grand = _mean(means)
+    if grand <= 0:
+        return None
+    sd = math.sqrt(sum((m - grand) ** 2 for m in means) / (count - 1))
+    return Interval(grand, t975(count - 1) * sd / math.sqrt(count), count, size, count * size)
+
+
+def ci95_pct(values: Sequence[float]) -> float | None:
+    interval = batch_means(values)
+    return round(interval.pct, 2) if interval is not None else None
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """A test stops once it has measured `min_s` and its interval is within `target_pct`; fio's own
+    runtime ends it at its maximum."""
+
+    target_pct: float = DEFAULT_TARGET_PCT
+    min_s: float = 0.0
+
+    def sure(self, values: Sequence[float], measured_s: float) -> bool:
+        if measured_s + 1e-9 < self.min_s:
+            return False
+        interval = batch_means(values)
+        return interval is not None and interval.pct <= self.target_pct
+
+
+def straddles(interval_low: float, interval_high: float, threshold: float) -> bool:
+    return interval_low < threshold <= interval_high
