@@ -43,11 +43,25 @@ class Figures:
     rand_read_iops: float | None = None
     rand_write_iops: float | None = None
     cache_affected: bool = False
+    # 95% interval half-widths (ci95_pct) of the sequential figures, when measured (issue 13).
+    seq_read_ci95_pct: float | None = None
+    seq_write_ci95_pct: float | None = None
 
     @property
     def best_seq_mbps(self) -> float | None:
         known = [v for v in (self.seq_read_mbps, self.seq_write_mbps) if v is not None]
         return max(known) if known else None
+
+    @property
+    def best_seq_interval(self) -> tuple[float, float] | None:
+        """(low, high) MB/s of the best sequential figure's 95% interval; the point itself when unknown."""
+        pairs = [(v, c) for v, c in ((self.seq_read_mbps, self.seq_read_ci95_pct),
+                                     (self.seq_write_mbps, self.seq_write_ci95_pct)) if v is not None]  # fmt: skip
+        if not pairs:
+            return None
+        seq, ci = max(pairs, key=lambda p: p[0])
+        half = seq * (ci or 0.0) / 100.0
+        return seq - half, seq + half
 
     def any(self) -> bool:
         return any(
@@ -62,6 +76,10 @@ def figures_from_tests(tests: Sequence[TestResult]) -> Figures:
         known = [v for v in values if v is not None]
         return max(known) if known else None
 
+    def ci_of_best(key: str) -> float | None:
+        known = [t for t in seq if getattr(t, key) is not None]
+        return max(known, key=lambda t: getattr(t, key)).ci95_pct if known else None
+
     seq = [t for t in tests if t.rw in ("read", "write", "rw", "readwrite") and t.bs_bytes >= 128 * 1024]
     rnd = [t for t in tests if t.rw.startswith("rand") and t.bs_bytes == 4096]
     return Figures(
@@ -70,7 +88,13 @@ def figures_from_tests(tests: Sequence[TestResult]) -> Figures:
         rand_read_iops=best([t.read_iops for t in rnd]),
         rand_write_iops=best([t.write_iops for t in rnd]),
         cache_affected=any(t.cache_affected for t in tests),
+        seq_read_ci95_pct=ci_of_best("read_mbps"),
+        seq_write_ci95_pct=ci_of_best("write_mbps"),
     )
+
+
+def _interval_text(low: float, high: float, ceiling: float) -> str:
+    return f"{low:,.0f}-{high:,.0f} MB/s ({_pct(low, ceiling)}-{_pct(high, ceiling)}% of the link)"
 
 
 def _pct(part: float, whole: float) -> int:
@@ -78,50 +102,73 @@ def _pct(part: float, whole: float) -> int:
 
 
 def link_limited(device: Device, chain: LinkChain, figures: Figures) -> Finding | None:
-    seq, ceiling = figures.best_seq_mbps, chain.current_ceiling_mbps
-    if seq is None or ceiling is None or chain.bottleneck is None:
+    seq, ceiling, interval = figures.best_seq_mbps, chain.current_ceiling_mbps, figures.best_seq_interval
+    if seq is None or interval is None or ceiling is None or chain.bottleneck is None:
         return None
-    share = seq / ceiling
-    if share < LINK_LIMITED_SHARE or seq > ceiling * CACHE_TOLERANCE:
+    # Decided on the 95% interval, not the point: all of it at or past 80% of the ceiling is link-limited,
+    # an interval across the line is said to be undecided, all of it above the ceiling is cache_suspected.
+    low, high = interval
+    threshold = LINK_LIMITED_SHARE * ceiling
+    if high < threshold or low > ceiling * CACHE_TOLERANCE:
         return None
+    straddles = low < threshold
     capable = chain.capable_ceiling_mbps
     headroom = _headroom(device, chain)
     # A warning when the drive, or the same path at its best rates, could go faster than this link.
     fixable = headroom is not None
     hop = chain.bottleneck
-    message = (
-        f"Sequential throughput {seq:,.0f} MB/s is {_pct(seq, ceiling)}% of the {hop.label} link's ~{ceiling:,.0f} "
-        f"MB/s: the link is the bottleneck, not the drive."
-    )
+    if straddles:
+        message = (
+            f"Sequential throughput {seq:,.0f} MB/s is {_pct(seq, ceiling)}% of the {hop.label} link's "
+            f"~{ceiling:,.0f} MB/s, but its 95% interval, {_interval_text(low, high, ceiling)}, straddles the "
+            f"{LINK_LIMITED_SHARE:.0%} line: the link may be the bottleneck."
+        )
+    else:
+        message = (
+            f"Sequential throughput {seq:,.0f} MB/s is {_pct(seq, ceiling)}% of the {hop.label} link's "
+            f"~{ceiling:,.0f} MB/s: the link is the bottleneck, not the drive."
+        )
     if hop.fact:
         message += f" ({hop.fact}.)"
     if fixable:
         hint = f"{headroom[1][0].upper()}{headroom[1][1:]}: see the link findings for how."
     else:
         hint = "Only a faster path lifts this: a slot or port with more lanes or a newer generation."
+    if straddles:
+        hint = "A tighter interval decides it: rerun with --precision 1 (or --repeat 3). " + hint
+    evidence = {
+        "seq_mbps": seq,
+        "ceiling_mbps": ceiling,
+        "share_pct": _pct(seq, ceiling),
+        "link": hop.label,
+        "capable_ceiling_mbps": capable,
+    }
+    if high > low:
+        evidence |= {"seq_interval_mbps": [round(low, 1), round(high, 1)], "straddles_threshold": straddles}
     return Finding(
         code="link_limited",
-        severity="warn" if fixable else "info",
+        severity="info" if straddles or not fixable else "warn",
         message=message,
-        evidence={
-            "seq_mbps": seq,
-            "ceiling_mbps": ceiling,
-            "share_pct": _pct(seq, ceiling),
-            "link": hop.label,
-            "capable_ceiling_mbps": capable,
-        },
+        evidence=evidence,
         hint=hint,
     )
 
 
 def cache_suspected(device: Device, chain: LinkChain, figures: Figures) -> Finding | None:
-    seq, ceiling = figures.best_seq_mbps, chain.current_ceiling_mbps
+    seq, ceiling, interval = figures.best_seq_mbps, chain.current_ceiling_mbps, figures.best_seq_interval
     reasons = []
-    if seq is not None and ceiling is not None and seq > ceiling * CACHE_TOLERANCE:
-        reasons.append(
-            f"{seq:,.0f} MB/s is above the {chain.bottleneck.label if chain.bottleneck else 'link'} "
-            f"ceiling of ~{ceiling:,.0f} MB/s"
-        )
+    straddles = False
+    if interval is not None and ceiling is not None:
+        low, high = interval
+        link = chain.bottleneck.label if chain.bottleneck else "link"
+        if low > ceiling * CACHE_TOLERANCE:
+            reasons.append(f"{seq:,.0f} MB/s is above the {link} ceiling of ~{ceiling:,.0f} MB/s")
+        elif high > ceiling * CACHE_TOLERANCE:
+            straddles = True
+            reasons.append(
+                f"{seq:,.0f} MB/s may be above the {link} ceiling of ~{ceiling:,.0f} MB/s: its 95% interval, "
+                f"{_interval_text(low, high, ceiling)}, straddles the ceiling"
+            )
     # virtio-blk and other virtual disks report rotational=1 by default; only real transports count.
     if device.rotational and device.transport in ("sata", "sas", "scsi", "usb"):
         if seq is not None and seq > HDD_MAX_SEQ_MBPS:
@@ -145,14 +192,20 @@ def cache_suspected(device: Device, chain: LinkChain, figures: Figures) -> Findi
         )
     return Finding(
         code="cache_suspected",
-        severity="warn",
-        message="The result is faster than the hardware allows: " + "; ".join(reasons) + ".",
+        severity="info" if straddles and len(reasons) == 1 else "warn",
+        message=("The result may be faster than the hardware allows: " if straddles and len(reasons) == 1
+                 else "The result is faster than the hardware allows: ") + "; ".join(reasons) + ".",  # fmt: skip
         evidence={
             "seq_mbps": seq,
             "ceiling_mbps": ceiling,
             "rotational": device.rotational,
             "rand_read_iops": figures.rand_read_iops,
             "rand_write_iops": figures.rand_write_iops,
+            **(
+                {"seq_interval_mbps": [round(interval[0], 1), round(interval[1], 1)], "straddles_threshold": straddles}
+                if interval is not None and interval[1] > interval[0]
+                else {}
+            ),
         },
         hint=hint,
     )

@@ -1,0 +1,63 @@
+"""link_limited and cache_suspected decide on the 95% interval, not the point, and say when it straddles.
+
+The x1 chipset slot of DESIGN.md: PCIe 2.0 x1, ~450 MB/s usable, so 80% is 360 MB/s and the cache line
+(the ceiling plus its 5% tolerance) is 472.5 MB/s."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+from conftest import SYSFS, result_with_series
+
+from disksleuth.analysis.ceilings import link_chain
+from disksleuth.analysis.verdicts import Figures, figures_from_tests, verdicts
+from disksleuth.probe.block import read_device
+
+
+def _findings(mbps: float, ci95_pct: float | None) -> dict:
+    dev = read_device("nvme0n1", os.path.join(SYSFS, "scenario_x1_chipset_slot"))
+    figures = Figures(seq_read_mbps=mbps, seq_read_ci95_pct=ci95_pct)
+    return {f.code: f for f in verdicts(dev, link_chain(dev.hops), figures)}
+
+
+def test_an_interval_wholly_past_80_percent_is_link_limited_as_before():
+    found = _findings(373, 3.0)  # 362-384 MB/s, all of it >= 360
+    ll = found["link_limited"]
+    assert ll.severity == "warn" and ll.evidence["straddles_threshold"] is False
+    assert ll.evidence["seq_interval_mbps"] == [361.8, 384.2]
+    assert "straddles" not in ll.message
+
+
+def test_an_interval_across_80_percent_says_so_even_when_the_point_is_below():
+    # 350 MB/s is 78%: on the point alone nothing is said. Its interval, 332-368, reaches past 360.
+    found = _findings(350, 5.0)
+    ll = found["link_limited"]
+    assert ll.severity == "info" and ll.evidence["straddles_threshold"] is True
+    assert "332-368 MB/s (74-82% of the link), straddles the 80% line" in ll.message
+    assert "--precision" in ll.hint
+    # A point above the line with a wide interval is undecided too, not a warning.
+    assert _findings(373, 8.0)["link_limited"].severity == "info"
+    # Wholly below: nothing; no interval at all (explain's given figures): the point decides, as before.
+    assert "link_limited" not in _findings(340, 2.0)
+    assert _findings(373, None)["link_limited"].severity == "warn"
+    assert "link_limited" not in _findings(350, None)
+
+
+def test_cache_suspected_decides_on_the_interval_too():
+    sure = _findings(520, 3.0)  # 504-536 MB/s: all above 472.5
+    assert sure["cache_suspected"].severity == "warn" and "link_limited" not in sure
+    maybe = _findings(480, 3.0)  # 466-494 MB/s: across the line
+    cs = maybe["cache_suspected"]
+    assert cs.severity == "info" and cs.evidence["straddles_threshold"] is True
+    assert "may be above" in cs.message and "straddles the ceiling" in cs.message
+    assert maybe["link_limited"].severity == "warn"  # its low end is still a link-limited figure
+
+
+def test_figures_carry_the_interval_of_the_best_sequential_test():
+    slow = result_with_series([300.0] * 3)
+    fast = result_with_series([400.0] * 3)
+    tests = [replace(slow, read_mbps=300.0, ci95_pct=9.0), replace(fast, read_mbps=400.0, ci95_pct=2.5)]
+    figures = figures_from_tests(tests)
+    assert figures.seq_read_ci95_pct == 2.5
+    assert figures.best_seq_interval == (390.0, 410.0)
