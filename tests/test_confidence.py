@@ -144,3 +144,23 @@ def test_annotate_reports_the_interval_and_says_when_the_target_was_not_reached(
     assert cliff.burst_mbps > 1000 and 25 < cliff.sustained_mbps < 35
     fixed = annotate(_result(steady), ramp_s=0.5, stopped_early=False, adaptive=False, target_pct=3.0)
     assert fixed.precision_target_pct is None and fixed.ci95_pct == ok.ci95_pct
+
+
+def test_measured_rates_start_where_fio_reset_its_counters_not_on_our_clock():
+    # fio 3.33, --ramp_time=500ms --runtime=1500ms --status-interval=250ms on a RAM-backed loop device:
+    # nine documents, the last one the final report. Our clock would count fio's start-up as ramp time;
+    # fio's runtime falling back to near zero is where the measurement really starts.
+    from disksleuth.analysis.confidence import measured_rates
+    from disksleuth.probe.fio import _sample
+    from disksleuth.probe.fio_parse import report_from_document, split_documents
+
+    with open(os.path.join(DATA, "series", "ramp-status-stream-250ms.json")) as fh:
+        docs, _, _ = split_documents(fh.read())
+    samples = [_sample(report_from_document(d), 0.0) for d in docs][:-1]  # run_job drops the final report
+    runtimes = [s.runtime_ms for s in samples]
+    reset = next(i for i in range(1, len(runtimes)) if runtimes[i] < runtimes[i - 1])
+    rates = measured_rates(samples, ramp_s=0.5)
+    assert len(rates) == len(samples) - reset >= 4
+    assert all(r > 0 for r in rates)
+    assert measured_rates(samples[:reset], ramp_s=0.5) == []  # still in the ramp: nothing measured yet
+    assert len(measured_rates(samples, ramp_s=0.0)) == len(samples) - 1  # no ramp: every interval counts

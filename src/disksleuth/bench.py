@@ -21,13 +21,14 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from disksleuth.analysis import steady
+from disksleuth.analysis import confidence, steady
 from disksleuth.analysis.health import health_changes
 from disksleuth.analysis.results import result_from_fio, series_from_samples, with_reference
 from disksleuth.errors import DisksleuthError, EnvironmentProblem, SafetyRefusal, Terminated, UsageError
 from disksleuth.model import Health, Run, TestResult
 from disksleuth.model_fio import FioReport, StatusSample
 from disksleuth.plan import (
+    DEFAULT_PRECISION_PCT,
     MIN_SCRATCH_BYTES,
     PREPARE_MAX_S,
     VIRTUAL,
@@ -208,21 +209,26 @@ StopRule = Callable[[StatusSample], bool]  # fed each status sample of one test;
 StopRuleFactory = Callable[[TestStep], StopRule]
 
 
-class SteadyStop:
-    """Stop once the measured throughput (after the ramp) has settled (analysis/steady.py)."""
+class ConfidenceStop:
+    """Stop once the 95% interval of the measured throughput (after the ramp) is within the step's
+    precision target, after its minimum time (analysis/confidence.py)."""
 
     def __init__(self, step: TestStep):
         self.step = step
+        self.rule = confidence.StopRule(step.precision_pct or confidence.DEFAULT_TARGET_PCT, step.min_s)
         self.samples: list[StatusSample] = []
 
     def __call__(self, sample: StatusSample) -> bool:
         self.samples.append(sample)
-        measured = [p.read_mbps + p.write_mbps for p in series_from_samples(self.samples) if p.t_s > self.step.ramp_s]
-        return steady.decide(measured, min_samples=self.step.min_samples).settled
+        measured = confidence.measured_rates(self.samples, self.step.ramp_s)
+        return self.rule.sure(measured, len(measured) * self.step.status_interval_s)
 
 
-def steady_stop_rule(step: TestStep) -> StopRule:
-    return SteadyStop(step)
+def confidence_stop_rule(step: TestStep) -> StopRule:
+    return ConfidenceStop(step)
+
+
+steady_stop_rule = confidence_stop_rule  # the default rule's earlier name
 
 
 @dataclass(frozen=True)
@@ -252,6 +258,7 @@ class FioOutcome:
     temperatures: Mapping[float, float]  # status-sample time (s, 2 decimals) -> drive temperature
     stopped_early: bool
     fio_version: str
+    decided_at: int | None = None  # how many status samples the stop rule had seen when it said stop
 
 
 Analysis = Callable[[FioOutcome], TestResult]
@@ -297,7 +304,7 @@ def analyse_timed(outcome: FioOutcome) -> TestResult:
     if outcome.stopped_early:
         # Record the length it really ran, so pasting the command reproduces this measurement.
         measured_ms = max((d.runtime_ms for d in (job.read, job.write, job.mixed) if d is not None), default=0)
-        plan = replace(plan, runtime_s=max(1.0, round(measured_ms / 1000)))
+        plan = replace(plan, runtime_s=max(0.001, measured_ms / 1000))
     result = result_from_fio(
         step.spec,
         job,
@@ -308,7 +315,16 @@ def analyse_timed(outcome: FioOutcome) -> TestResult:
         cache_affected=where.cache_affected,
         series=series,
     )
-    return steady.annotate(result, ramp_s=step.ramp_s, stopped_early=outcome.stopped_early, adaptive=step.adaptive)
+    # The interval is of the samples the stop rule judged: the one fio prints while it stops is partial.
+    judged = outcome.samples[: outcome.decided_at] if outcome.decided_at else outcome.samples
+    return steady.annotate(
+        result,
+        measured=confidence.measured_rates(judged, step.ramp_s),
+        ramp_s=step.ramp_s,
+        stopped_early=outcome.stopped_early,
+        adaptive=step.adaptive,
+        target_pct=step.precision_pct if step.adaptive else DEFAULT_PRECISION_PCT,
+    )
 
 
 ANALYSES: dict[str, Analysis] = {"timed": analyse_timed}
@@ -328,7 +344,11 @@ class _Ctx:
 
 
 def run_bench(
-    target_path: str, opts: BenchOptions, events: Events | None = None, *, stop_rule: StopRuleFactory = steady_stop_rule
+    target_path: str,
+    opts: BenchOptions,
+    events: Events | None = None,
+    *,
+    stop_rule: StopRuleFactory = confidence_stop_rule,
 ) -> Run:
     events = events or QuietEvents()
     profile = profile_named(opts.profile)
@@ -347,7 +367,7 @@ def _confirm(plan: BenchPlan, events: Events) -> None:
         raise SafetyRefusal("not confirmed; nothing was written")
 
 
-def execute(plan: BenchPlan, events: Events, version: str, *, stop_rule: StopRuleFactory = steady_stop_rule) -> Run:
+def execute(plan: BenchPlan, events: Events, version: str, *, stop_rule: StopRuleFactory = confidence_stop_rule) -> Run:
     """Carry out `plan`: make and fill the scratch file, pick the engine, run each test, clean up."""
     for line in plan.without_root:
         events.message(line)
@@ -363,12 +383,16 @@ def execute(plan: BenchPlan, events: Events, version: str, *, stop_rule: StopRul
         ctx = _Ctx(events, version, watch.latest_temperature, stop_rule)
         with _main_target(plan, ctx) as (plan, where, where_notes):
             notes.extend(where_notes)
-            results = [
-                _run_fill(step, where, ctx, watch, plan.recovery_idle_s)
-                if step.kind == "fill"
-                else _run_test(step, where, ctx)
-                for step in plan.tests
+            passes = [
+                [
+                    _run_fill(step, where, ctx, watch, plan.recovery_idle_s)
+                    if step.kind == "fill"
+                    else _run_test(step, where, ctx)
+                    for step in plan.tests
+                ]
+                for _ in range(plan.passes)
             ]
+            results = list(confidence.median_of_passes(passes)) if plan.passes > 1 else passes[0]
         reference: tuple[TestResult, ...] = ()
         if plan.reference is not None:
             reference = _run_reference(plan.reference, plan.tests, ctx)
@@ -549,9 +573,10 @@ def _run_test(step: TestStep, where: Where, ctx: _Ctx) -> TestResult:
     live: list[StatusSample] = []
     temps: dict[float, float] = {}
     stop_requested = False
+    decided_at: int | None = None
 
     def on_status(sample: StatusSample) -> None:
-        nonlocal stop_requested
+        nonlocal stop_requested, decided_at
         live.append(sample)
         temp = ctx.temperature()
         if temp is not None:
@@ -562,6 +587,8 @@ def _run_test(step: TestStep, where: Where, ctx: _Ctx) -> TestResult:
             events.status(sample.elapsed_s, p.read_mbps, p.write_mbps, p.iops)
         if rule is not None and not stop_requested:
             stop_requested = rule(sample)
+            if stop_requested:
+                decided_at = len(live)
 
     report, samples = fio.run_job(
         fio_argv(step.spec, job_plan(step, where)),
@@ -571,7 +598,7 @@ def _run_test(step: TestStep, where: Where, ctx: _Ctx) -> TestResult:
         stop_when=lambda: stop_requested,
         pass_fds=where.pass_fds,
     )
-    outcome = FioOutcome(step, where, report, tuple(samples), temps, stop_requested, ctx.version)
+    outcome = FioOutcome(step, where, report, tuple(samples), temps, stop_requested, ctx.version, decided_at)
     result = ANALYSES[step.kind](outcome)
     events.test_done(result)
     return result

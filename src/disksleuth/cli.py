@@ -178,6 +178,7 @@ def _events(args: argparse.Namespace):  # noqa: ANN202 - an Events implementatio
 
 def _bench_options(args: argparse.Namespace, profile: str):  # noqa: ANN202
     from disksleuth.bench import BenchOptions
+    from disksleuth.plan import DEFAULT_PRECISION_PCT
     from disksleuth.units import parse_positive, parse_size
 
     return BenchOptions(
@@ -191,7 +192,20 @@ def _bench_options(args: argparse.Namespace, profile: str):  # noqa: ANN202
         fixed_time_s=parse_positive(args.time, "--time") if args.time else None,
         max_time_s=parse_positive(args.max_time, "--max-time") if getattr(args, "max_time", None) else None,
         recovery_idle_s=parse_positive(args.recovery, "--recovery") if getattr(args, "recovery", None) else None,
+        precision_pct=parse_positive(args.precision, "--precision") if args.precision else DEFAULT_PRECISION_PCT,
+        repeat=_repeat_count(getattr(args, "repeat", None)),
     )
+
+
+def _repeat_count(text: str | None) -> int:
+    from disksleuth.units import parse_positive
+
+    if text is None:
+        return 1
+    value = parse_positive(text, "--repeat")
+    if value != int(value) or value > 100:
+        raise UsageError(f"--repeat must be a whole number of passes from 1 to 100: {text!r}")
+    return int(value)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -561,7 +575,12 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-save", action="store_true", help="do not save the run in the results store")
     p.add_argument("--size", metavar="SIZE", help="scratch file size (1G, 512MiB); on a device, test the first SIZE")
     p.add_argument("--engine", metavar="E", help="fio ioengine (default: io_uring, else libaio, else psync)")
-    p.add_argument("--time", metavar="SECONDS", help="fixed length per test instead of stopping when stable")
+    p.add_argument("--time", metavar="SECONDS", help="fixed length per test instead of stopping when sure")
+    p.add_argument(
+        "--precision",
+        metavar="PCT",
+        help="stop each test once its figure's 95%% confidence interval is within +-PCT%% (default 3)",
+    )
     p.add_argument("--commands", action="store_true", help="print each test's fio command line")
 
 
@@ -988,6 +1007,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--recovery",
         metavar="SECONDS",
         help="sustained profile: after the fill, idle this long, then write a short burst: how much cache came back",
+    )
+    p.add_argument(
+        "--repeat", metavar="N", help="run the profile N times; report each figure's median and the spread"
     )
 
     p = add(

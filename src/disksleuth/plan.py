@@ -24,6 +24,10 @@ REFERENCE_MIN_BYTES = 64 * MIB
 REFERENCE_MAX_BYTES = 512 * MIB
 TIMEOUT_MARGIN_S = 120.0
 PRECONDITION_PASSES = 2
+DEFAULT_PRECISION_PCT = 3.0
+# fio's status documents, the samples of the confidence interval (analysis/confidence.py): four a second
+# give a 2 s test eight samples.
+SAMPLE_INTERVAL_S = 0.25
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,8 @@ class BenchOptions:
     adaptive: bool = True
     max_time_s: float | None = None  # --max-time: bound of the sustained fill
     recovery_idle_s: float | None = None  # --recovery SECONDS: idle, then a second burst (sustained)
+    precision_pct: float = DEFAULT_PRECISION_PCT  # --precision: stop when the 95% interval is this tight
+    repeat: int = 1  # --repeat: passes over the profile; figures are their medians
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,8 @@ class TestStep:
     min_samples: int  # the stop rule's minimum number of measured samples
     status_interval_s: float = 1.0
     timeout_s: float = 0.0
+    min_s: float = 0.0  # the stop rule's minimum measured time
+    precision_pct: float | None = None  # the stop rule's target ci95_pct (None: fixed length)
 
     @property
     def kind(self) -> str:
@@ -99,6 +107,7 @@ class BenchPlan:
     read_health: bool = True  # SMART health around the run (a physical drive, and root to read it)
     without_root: tuple[str, ...] = ()  # what runs differently or is skipped without root: said up front
     recovery_idle_s: float | None = None  # sustained --recovery: idle this long, then a second burst
+    passes: int = 1  # --repeat: the tests run this many times over on the same prepared target
 
 
 def profile_named(name: str) -> Profile:
@@ -173,7 +182,10 @@ def plan_steps(profile: Profile, opts: BenchOptions, writes_ok: bool) -> tuple[T
             ramp_s=profile.ramp_s,
             adaptive=adaptive,
             min_samples=profile.min_samples(spec),
+            status_interval_s=SAMPLE_INTERVAL_S,
             timeout_s=runtime + profile.ramp_s + TIMEOUT_MARGIN_S,
+            min_s=profile.min_seconds(spec),
+            precision_pct=opts.precision_pct if adaptive else None,
         )
         for index, spec in enumerate(specs, 1)
     )
@@ -286,6 +298,7 @@ def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile, *, root
         read_health=physical and root,
         without_root=() if root else _without_root(profile, physical),
         recovery_idle_s=opts.recovery_idle_s,
+        passes=max(1, opts.repeat),
     )
 
 

@@ -48,16 +48,19 @@ class Profile:
     min_runtime_s: float | None = None
     max_runtime_s: float | None = None
     # Writes wait longer before they may stop: a write cache can hold a steady burst for seconds and
-    # then fall off (tests/data/series/cliff.json settles on the burst with a 2 s minimum, after it with 4 s).
+    # then fall off; no rule sees a cliff that has not happened yet (tests/test_confidence.py).
     min_write_runtime_s: float | None = None
     # sustained: no random prefill of the scratch file (the fill is the test), and its default size is a
     # share of the free space rather than scratch_size_bytes.
     prefill: bool = True
     scratch_free_share: float | None = None
 
-    def min_samples(self, spec: TestSpec) -> int:
+    def min_seconds(self, spec: TestSpec) -> float:
         minimum = self.min_write_runtime_s if spec.writes and self.min_write_runtime_s else self.min_runtime_s
-        return max(1, round(minimum or 1))
+        return minimum or 1.0
+
+    def min_samples(self, spec: TestSpec) -> int:
+        return max(1, round(self.min_seconds(spec)))
 
 
 def _seq(bs_label: str, bs: int, qd: int, jobs: int, direction: str, **kw: object) -> TestSpec:
@@ -77,10 +80,12 @@ PROFILES: dict[str, Profile] = {
             "quick",
             "SEQ1M Q8T1 and RND4K Q32T1, read (and write when the target allows); for `check`",
             (_seq("1M", MIB, 8, 1, "read"), _rnd(32, 1, "read"), _seq("1M", MIB, 8, 1, "write"), _rnd(32, 1, "write")),
-            # Fixed and short: three 1-second samples would already take longer than the whole test.
             runtime_s=2.0,
             ramp_s=0.5,
             scratch_size_bytes=256 * MIB,
+            # Stops when its 95% interval is within --precision (4 samples a second), between these.
+            min_runtime_s=1.5,
+            max_runtime_s=3.0,
         ),
         Profile(
             "standard",
@@ -96,11 +101,13 @@ PROFILES: dict[str, Profile] = {
                 for t in pair
             ),
             runtime_s=5.0,
-            ramp_s=1.0,
+            # Eight tests in about 30 s (docs/PERFORMANCE.md has where the time goes): a short ramp, and
+            # each test stops as soon as its 95% interval is within --precision.
+            ramp_s=0.5,
             scratch_size_bytes=1 * GIB,
-            min_runtime_s=2.0,
-            max_runtime_s=8.0,
-            min_write_runtime_s=4.0,
+            min_runtime_s=1.5,
+            max_runtime_s=4.0,
+            min_write_runtime_s=2.5,
         ),
         Profile(
             "mixed",

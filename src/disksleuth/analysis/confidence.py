@@ -24,8 +24,12 @@ half-width in percent of the mean, `ci95_pct`.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from disksleuth.model import TestResult
+from disksleuth.model_fio import StatusSample
 
 MIN_BATCH_SIZE = 2
 MIN_BATCHES = 4
@@ -110,6 +114,28 @@ def batch_means(values: Sequence[float]) -> Interval | None:
     return Interval(grand, t975(count - 1) * sd / math.sqrt(count), count, size, count * size)
 
 
+def measured_rates(samples: Sequence[StatusSample], ramp_s: float) -> list[float]:
+    """MB/s of each status interval after the ramp, as fio measured it.
+
+    The ramp ends where fio zeroed its counters (its runtime fell behind the wall clock; see
+    analysis/results.series_from_samples); our own clock would count fio's start-up as ramp time."""
+    from disksleuth.analysis.results import series_from_samples
+
+    start = 0
+    if ramp_s > 0:
+        for i in range(1, len(samples)):
+            prev, s = samples[i - 1], samples[i]
+            if s.runtime_ms is None or prev.runtime_ms is None:
+                break
+            wall_ms = (s.timestamp_ms - prev.timestamp_ms) if s.timestamp_ms and prev.timestamp_ms else None
+            if s.runtime_ms < prev.runtime_ms or (wall_ms and s.runtime_ms - prev.runtime_ms < 0.5 * wall_ms):
+                start = i - 1
+                break
+        else:
+            return []  # still in the ramp
+    return [p.read_mbps + p.write_mbps for p in series_from_samples(samples[start:])]
+
+
 def ci95_pct(values: Sequence[float]) -> float | None:
     interval = batch_means(values)
     return round(interval.pct, 2) if interval is not None else None
@@ -132,3 +158,40 @@ class StopRule:
 
 def straddles(interval_low: float, interval_high: float, threshold: float) -> bool:
     return interval_low < threshold <= interval_high
+
+
+def headline(t: TestResult) -> float:
+    """The figure a test is known by: its total MB/s (IOPS move with it at a fixed block size)."""
+    return (t.read_mbps or 0.0) + (t.write_mbps or 0.0)
+
+
+def median_of_passes(passes: Sequence[Sequence[TestResult]]) -> tuple[TestResult, ...]:
+    """bench --repeat: each test's figures as medians over the passes, with the spread across them.
+
+    The latency and other fields come from the pass whose headline figure is the median (the lower
+    middle one for an even count), so they belong together; its ci95_pct is that pass's own interval."""
+    out = []
+    for i in range(len(passes[0])):
+        runs = [p[i] for p in passes]
+        values = [headline(r) for r in runs]
+        middle = sorted(runs, key=headline)[(len(runs) - 1) // 2]
+        medians = {}
+        for key in ("read_mbps", "read_iops", "write_mbps", "write_iops"):
+            known = [getattr(r, key) for r in runs if getattr(r, key) is not None]
+            medians[key] = round(statistics.median(known), 2) if known else None
+        centre = statistics.median(values)
+        spread = round(100.0 * (max(values) - min(values)) / centre, 2) if centre > 0 else None
+        note = (
+            f"median of {len(runs)} passes: " + ", ".join(f"{v:,.1f}" for v in values) + " MB/s"
+            + (f", spread {spread:.1f}%" if spread is not None else "")
+        )  # fmt: skip
+        out.append(
+            replace(
+                middle,
+                **medians,
+                repeat_values=tuple(round(v, 2) for v in values),
+                repeat_spread_pct=spread,
+                notes=(*middle.notes, note),
+            )
+        )
+    return tuple(out)

@@ -1,16 +1,15 @@
-"""When is a test's throughput stable, and did it fall off a cliff? (pure)
+"""Is a test's throughput stable, how sure is its figure, and did it fall off a cliff? (pure)
 
-A test may stop once it has run its minimum time and either the last WINDOW per-second samples spread by
-no more than TOLERANCE_PCT of their mean, or (slow, quantized media: at 2 MB/s with 1 MiB blocks each
-second holds one or two I/Os) the running mean of the whole measurement moved less than DRIFT_PCT over
-the last WINDOW samples, after at least 2 x WINDOW of them. Burst and sustained figures are reported when the first
-seconds and the last window differ by more than CLIFF_PCT: an SLC cache running out, in small.
+Stability is the spread of the last WINDOW seconds (stability_pct). When to stop, and the 95% interval
+of the figure (ci95_pct), are analysis/confidence.py's. Burst and sustained figures are reported when
+the first seconds and the last window differ by more than CLIFF_PCT without overlapping: an SLC cache
+running out, in small.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from disksleuth.analysis import confidence
 from disksleuth.model import TestResult
@@ -18,14 +17,6 @@ from disksleuth.model import TestResult
 WINDOW = 3
 TOLERANCE_PCT = 5.0
 CLIFF_PCT = 20.0
-DRIFT_PCT = 1.0
-
-
-@dataclass(frozen=True)
-class Decision:
-    settled: bool
-    spread_pct: float | None
-    samples: int
 
 
 def spread_pct(values: Sequence[float]) -> float | None:
@@ -38,33 +29,18 @@ def spread_pct(values: Sequence[float]) -> float | None:
     return 100.0 * (max(values) - min(values)) / mean
 
 
-def decide(
-    values: Sequence[float], min_samples: int, window: int = WINDOW, tolerance_pct: float = TOLERANCE_PCT
-) -> Decision:
-    """Settled when at least `min_samples` (and a full window) are in and the window is tight."""
-    spread = spread_pct(values[-window:])
-    if len(values) < max(min_samples, window) or spread is None:
-        return Decision(False, spread, len(values))
-    if spread <= tolerance_pct:
-        return Decision(True, spread, len(values))
-    return Decision(_mean_has_converged(values, window), spread, len(values))
-
-
-def _mean_has_converged(values: Sequence[float], window: int) -> bool:
-    if len(values) < 2 * window:
-        return False
-    now = sum(values) / len(values)
-    before = sum(values[:-window]) / (len(values) - window)
-    return now > 0 and abs(now - before) / now * 100.0 < DRIFT_PCT
-
-
 def burst_and_sustained(values: Sequence[float], window: int = WINDOW) -> tuple[float, float] | None:
-    """(burst, sustained) MB/s when they differ by more than CLIFF_PCT, else None."""
+    """(burst, sustained) MB/s when they differ by more than CLIFF_PCT and do not overlap, else None."""
     if len(values) < window + 2:
         return None
-    burst = sum(values[:2]) / 2
-    sustained = sum(values[-window:]) / window
+    first, last = values[:2], values[-window:]
+    burst = sum(first) / 2
+    sustained = sum(last) / window
     if burst <= 0 or abs(burst - sustained) / burst * 100.0 <= CLIFF_PCT:
+        return None
+    # A level change, not noise: every burst second on one side of every sustained second (a noisy
+    # neighbour swings single seconds by more than 20% both ways; a cache running out does not come back).
+    if not (min(first) > max(last) or max(first) < min(last)):
         return None
     return burst, sustained
 
@@ -92,11 +68,13 @@ def annotate(
     stopped_early: bool,
     adaptive: bool,
     target_pct: float | None = None,
+    measured: Sequence[float] | None = None,
 ) -> TestResult:
     """Stability, the 95% interval of the headline figure, and burst/sustained figures.
 
-    `adaptive`: the test was meant to stop when its interval reached `target_pct`; `stopped_early`: it did."""
-    values = measured_values(result, ramp_s)
+    `adaptive`: the test was meant to stop when its interval reached `target_pct`; `stopped_early`: it did.
+    `measured`: the per-interval MB/s after the ramp as the stop rule saw them (default: from the series)."""
+    values = list(measured) if measured is not None else measured_values(result, ramp_s)
     per_second = per_second_values(result, ramp_s)
     spread = spread_pct(per_second[-WINDOW:])
     interval = confidence.batch_means(values)

@@ -75,6 +75,7 @@ def run_from_dict(doc: dict[str, Any]) -> Run:
         kw.update({k: v for k, v in t.items() if k in test_fields})
         kw["series"] = tuple(SeriesPoint(**p) for p in t.get("series") or [])
         kw["notes"] = tuple(t.get("notes") or ())
+        kw["repeat_values"] = tuple(t.get("repeat_values") or ())
         kw["cache_affected"] = bool(kw.get("cache_affected"))
         if t.get("sustained"):
             from disksleuth.present.sustained_view import sustained_from_dict
@@ -221,7 +222,14 @@ def _headline(t: TestResult, short: bool = False) -> str:
         parts.append(f"{read} {t.read_mbps:,.1f} MB/s {t.read_iops or 0:,.0f} IOPS")
     if t.write_mbps is not None:
         parts.append(f"{write} {t.write_mbps:,.1f} MB/s {t.write_iops or 0:,.0f} IOPS")
+    if parts and t.ci95_pct is not None:
+        parts.append(_ci(t))
     return "  ".join(parts)
+
+
+def _ci(t: TestResult) -> str:
+    """The 95% interval beside a figure: "± 2.1%"."""
+    return f"± {t.ci95_pct:.1f}%" if t.ci95_pct is not None else "—"
 
 
 def _n(v: float | None, digits: int = 0) -> str:
@@ -256,6 +264,13 @@ _RUN_COLUMNS = (
 )
 
 
+_FIGURE_COLS = 5  # test, read MB/s, write MB/s, read IOPS, write IOPS
+
+
+def _spread(t: TestResult) -> str:
+    return f"{t.repeat_spread_pct:.1f}%" if t.repeat_spread_pct is not None else "—"
+
+
 def render_run(run: Run, show_commands: bool = False) -> None:
     from rich.text import Text
 
@@ -268,6 +283,8 @@ def render_run(run: Run, show_commands: bool = False) -> None:
     out.print(Text(safe_text(title, markup=False)))
     has_ref = any(t.pct_of_reference for t in run.tests)
     cols = [Col("test", justify="left")] + [Col(h, drop=d) for h, d in _RUN_COLUMNS]
+    repeated = any(t.repeat_values for t in run.tests)
+    cols[_FIGURE_COLS:_FIGURE_COLS] = [Col("± 95%", drop=6)] + ([Col("spread", drop=7)] if repeated else [])
     if has_ref:
         cols.append(Col("% of RAM ref"))
     rows: list[list[str]] = []
@@ -288,14 +305,24 @@ def render_run(run: Run, show_commands: bool = False) -> None:
         if has_ref:
             pct = t.pct_of_reference or {}
             row.append("/".join(f"{v:.0f}%" for k, v in pct.items() if k.endswith("mbps")) or "—")
+        subs = direction_rows(t, len(row))
+        # The interval (and the spread of --repeat passes) beside the figures: after write IOPS.
+        row[_FIGURE_COLS:_FIGURE_COLS] = [_ci(t)] + ([_spread(t)] if repeated else [])
+        for sub in subs:
+            sub[_FIGURE_COLS:_FIGURE_COLS] = [""] * (2 if repeated else 1)
         rows.append(row)
         styles.append(None)
-        for sub in direction_rows(t, len(cols)):
+        for sub in subs:
             rows.append(sub)
             styles.append("dim")
     hidden = print_fitted_table(cols, rows, row_styles=styles)
     if hidden:
         out.print(f"[dim]hidden at {out.width} columns: {', '.join(hidden)} (--json has every figure)[/dim]")
+    if any(t.ci95_pct is not None for t in run.tests) and "± 95%" not in hidden:
+        out.print("[dim]± 95%: half-width of the 95% confidence interval of the test's MB/s and IOPS[/dim]")
+    if repeated:
+        n = max(len(t.repeat_values) for t in run.tests)
+        out.print(f"[dim]figures are medians of {n} passes; spread: (max - min) / median across them[/dim]")
     if any(t.cache_affected for t in run.tests):
         out.print("[yellow]* cache_affected: measured through the page cache or on memory, not the medium[/yellow]")
     for t in run.tests:
