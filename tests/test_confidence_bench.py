@@ -32,10 +32,10 @@ def test_a_steady_device_stops_when_sure_and_the_interval_holds_the_true_rate():
     # A 50 MB/s blkio read throttle: a device whose true rate is known. libaio: io_uring swings under
     # blk-throttle on this kernel (docs/PERFORMANCE.md).
     with loop_device(256, fill=True) as dev, blkio_throttle(dev, read_bps=THROTTLE_MBPS * 1_000_000) as procs:
-        res = _bench(dev, "--profile", "quick", "--engine", "libaio", "--precision", "10", "--json", cgroup=procs)
+        res = _bench(dev, "--profile", "quick", "--engine", "libaio", "--precision", "15", "--json", cgroup=procs)
         assert res.returncode == 0, res.stderr
         seq = next(t for t in json.loads(res.stdout)["tests"] if t["id"] == "SEQ1M_Q8T1_read")
-        assert seq["settled"] is True and seq["precision_target_pct"] == 10 and seq["ci95_pct"] <= 10, seq
+        assert seq["settled"] is True and seq["precision_target_pct"] == 15 and seq["ci95_pct"] <= 15, seq
         assert 1.5 <= seq["runtime_s"] < 3.0, seq  # stopped between its minimum and its maximum
         # A 95% interval misses one time in twenty by design; twice its width must hold the throttle.
         low, high = (seq["read_mbps"] * (1 + s * 2 * seq["ci95_pct"] / 100) for s in (-1, 1))
