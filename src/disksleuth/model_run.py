@@ -226,7 +226,7 @@ class MemoryBacking:
 
     kind: str  # "tmpfs", "ramfs", "zram", "brd"
     chain: tuple[str, ...]
-    never_written_reads_fast: bool  # zram and brd: reads of untouched space return zeros at once
+    never_written_reads_fast: bool  # zram, brd, sparse images on tmpfs: untouched space reads as zeros at once
 
     @property
     def description(self) -> str:

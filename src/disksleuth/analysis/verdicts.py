@@ -234,8 +234,8 @@ def memory_backed(memory: MemoryBacking | None, figures: Figures) -> Finding | N
     measured = f" ({seq:,.0f} MB/s)" if seq is not None else ""
     message = (
         f"The target is backed by memory ({memory.description}): these figures{measured} measure RAM"
-        + (", through zram's compressor," if memory.kind == "zram" else "")
-        + " not storage, and are lost at power-off."
+        + (" through zram's compressor" if memory.kind == "zram" else "")
+        + ", not storage, and are lost at power-off."
     )
     if memory.never_written_reads_fast:
         message += " Reads of space never written return zero pages without any work, faster still."

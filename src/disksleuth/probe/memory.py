@@ -71,7 +71,8 @@ def device_memory_backing(
     mounts = mounts or read_mount_table("/")
     holder = _fs_for_path(path, mounts)
     if holder and holder[0] in MEMORY_FILESYSTEMS:
-        return MemoryBacking(holder[0], (f"{here}: loop", path, f"{holder[0]} on {holder[1]}"), False)
+        # The image may be sparse: its holes read as the shared zero page (mm/shmem.c), never written at all.
+        return MemoryBacking(holder[0], (f"{here}: loop", path, f"{holder[0]} on {holder[1]}"), True)
     try:
         st = os.stat(path)
     except OSError:
