@@ -7,6 +7,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 
 import pytest
 from conftest import DATA, SYSFS
@@ -148,3 +149,23 @@ def test_links_on_this_machine_matches_lspci(cli):
         assert fn["vendor_name"] == names[2], (fn, names)
         # lspci -mm prints "Device 0d57" when pci.ids knows the vendor only.
         assert (fn["device_name"] or f"Device {ids[3]}") == names[3], (fn, names)
+
+
+def test_links_and_list_fit_narrow_terminals_without_cutting_a_figure():
+    """At 60 and 80 columns every line fits; the negotiated and capable links and the flag stay whole;
+    what was left out is named."""
+    for columns in (60, 80, 120):
+        env = {**os.environ, "COLUMNS": str(columns)}
+        tree = os.path.join(SYSFS, "scenario_badly_seated")
+        run = [sys.executable, "-m", "disksleuth"]
+        links = subprocess.run([*run, "links", "--sysfs-root", tree], capture_output=True, text=True, env=env).stdout
+        listed = subprocess.run([*run, "list", "--sysfs-root", tree], capture_output=True, text=True, env=env).stdout
+        for line in (links + listed).splitlines():
+            assert len(line) <= columns and line == line.rstrip(), (columns, line)
+        row = next(line for line in links.splitlines() if line.startswith("0000:03:00.0"))
+        assert "PCIe 3.0 x2" in row and "PCIe 3.0 x4" in row and "DOWNGRADED" in row
+        assert ("Samsung" in row) == (columns >= 80)  # the name goes before any link figure
+        table = listed.split("\n\n")[0]
+        assert "/dev/nvme0n1" in table and "1,772 MB/s" in table  # the device and its ceiling, never cut
+        if columns < 120:
+            assert "hidden at" in links + table

@@ -176,32 +176,30 @@ def _fstypes(dev: Device) -> str:
 
 
 # Column headers as lsblk names them (LOG-SEC, PHY-SEC, ROTA), so the sector sizes say which is which.
+# (header, justify, drop rank): on a narrow terminal the lowest rank is left out first and rank 0
+# never (print_fitted_table); device, size, the link and its ceiling always stay.
 DEVICE_COLUMNS = (
-    "device",
-    "transport",
-    "size",
-    "model",
-    "rota",
-    "log-sec",
-    "phy-sec",
-    "sched",
-    "fs",
-    "mounts",
-    "link now",
-    "ceiling",
-    "capable",
+    ("device", "left", 0),
+    ("transport", "left", 8),
+    ("size", "right", 0),
+    ("model", "left", 9),
+    ("rota", "left", 2),
+    ("log-sec", "right", 5),
+    ("phy-sec", "right", 4),
+    ("sched", "left", 1),
+    ("fs", "left", 6),
+    ("mounts", "left", 7),
+    ("link now", "left", 0),
+    ("ceiling", "right", 0),
+    ("capable", "right", 3),
 )
 
 
 def render_devices(rows: list[tuple[Device, LinkChain, list[Finding]]], show_partitions: bool) -> None:
-    from rich.table import Table
-
     out = console()
-    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-    for col in DEVICE_COLUMNS:
-        numeric = col in ("size", "log-sec", "phy-sec", "ceiling", "capable")
-        # Numbers and the link label never wrap; model and mount points fold when space runs out.
-        table.add_column(col, justify="right" if numeric else "left", no_wrap=numeric or col == "link now")
+    cols = [Col(header, justify=justify, drop=drop) for header, justify, drop in DEVICE_COLUMNS]
+    headers = [header for header, _, _ in DEVICE_COLUMNS]
+    cells: list[list[str]] = []
     for dev, chain, _ in rows:
         if chain.bottleneck:
             bottleneck = chain.bottleneck.label
@@ -209,28 +207,31 @@ def render_devices(rows: list[tuple[Device, LinkChain, list[Finding]]], show_par
             bottleneck = "virtual"
         else:
             bottleneck = "unknown" if chain.hops else "—"
-        table.add_row(
-            safe_text(dev.path),
+        row = [
+            dev.path,
             dev.transport,
             fmt_bytes(dev.size_bytes),
-            safe_text(dev.model or ""),
+            dev.model or "",
             _yes_no(dev.rotational),
             str(dev.logical_block_size or "?"),
             str(dev.physical_block_size or "?"),
-            safe_text(dev.scheduler or ""),
-            safe_text(_fstypes(dev)),
-            safe_text(_mounts(dev)),
-            safe_text(bottleneck),
+            dev.scheduler or "",
+            _fstypes(dev),
+            _mounts(dev),
+            bottleneck,
             fmt_mbps(chain.current_ceiling_mbps),
             fmt_mbps(chain.capable_ceiling_mbps),
-        )
+        ]
+        cells.append([safe_text(c, markup=False) for c in row])  # cells are Text: no markup to escape
         if show_partitions:
             for part in dev.partitions:
-                mp = safe_text(",".join(part.mountpoints) or ("[SWAP]" if part.swap else ""))
-                cells = {"device": f"  └ {safe_text(part.path)}", "transport": "partition"}
-                cells.update({"size": fmt_bytes(part.size_bytes), "fs": safe_text(part.fstype or ""), "mounts": mp})
-                table.add_row(*(cells.get(col, "") for col in DEVICE_COLUMNS))
-    out.print(table)
+                mp = ",".join(part.mountpoints) or ("[SWAP]" if part.swap else "")
+                named = {"device": f"  └ {part.path}", "transport": "partition", "size": fmt_bytes(part.size_bytes)}
+                named.update({"fs": part.fstype or "", "mounts": mp})
+                cells.append([safe_text(named.get(h, ""), markup=False) for h in headers])
+    hidden = print_fitted_table(cols, cells)
+    if hidden:
+        out.print(f"[dim]hidden at {out.width} columns: {', '.join(hidden)} (--json has every field)[/dim]")
     for dev, chain, findings in rows:
         interesting = chain.hops and not all(c.hop.kind == "virtual" for c in chain.hops)
         if not (interesting or findings or dev.notes):
@@ -256,44 +257,74 @@ def _fn_name(s: LinkStatus) -> str:
     return pci_display_name(s.fn.vendor_name, s.fn.device_name, s.fn.vendor_device)
 
 
-def render_links(statuses: list[LinkStatus]) -> None:
-    from rich.table import Table
+# pci.ids names run to 90 characters ("PLX Technology, Inc. PEX 8747 48-Lane, 5-Port PCI Express Gen 3
+# (8.0 GT/s) Switch"); table cells never wrap, so the name is cut (it is text, not a figure). --json
+# and the list of functions without a link carry it whole.
+NAME_WIDTH = 40
 
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def render_links(statuses: list[LinkStatus]) -> None:
     out = console()
-    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-    columns = ("function", "name", "kind", "role", "driver", "negotiated", "capable")
-    for col in (*columns, "MB/s now", "MB/s capable", "flag"):
-        # Only the name folds (pci.ids names run to 80 characters); figures and labels stay whole.
-        table.add_column(col, justify="right" if col.startswith("MB/s") else "left", no_wrap=col != "name")
+    # (header, justify, drop rank): the BDF, the negotiated and capable links and the flag always stay.
+    columns = (
+        ("function", "left", 0),
+        ("name", "left", 7),
+        ("kind", "left", 4),
+        ("role", "left", 3),
+        ("driver", "left", 2),
+        ("negotiated", "left", 0),
+        ("capable", "left", 0),
+        ("MB/s now", "right", 5),
+        ("MB/s capable", "right", 1),
+        ("flag", "left", 0),
+    )
+    cols = [Col(header, justify=justify, drop=drop) for header, justify, drop in columns]
+    cells: list[list[str]] = []
+    styles: list[str | None] = []
     for s in statuses:
         if s.current is None:
             continue
         flag = ""
         if s.downgraded:
-            flag = "[yellow]DOWNGRADED[/yellow]"
+            flag, style = "DOWNGRADED", "yellow"
         elif s.port_limited:
-            flag = "[cyan]port-limited[/cyan]"
-        table.add_row(
-            safe_text(s.fn.bdf),
-            safe_text(_fn_name(s)),
+            flag, style = "port-limited", "cyan"
+        row = [
+            s.fn.bdf,
+            _fn_name(s),
             s.kind,
             s.fn.role.replace("_", " "),
-            safe_text(s.fn.driver or ""),
-            safe_text(s.current or ""),
-            safe_text(s.capable or ""),
+            s.fn.driver or "",
+            s.current or "",
+            s.capable or "",
             fmt_num(s.current_mbps),
             fmt_num(s.capable_mbps),
             flag,
-        )
+        ]
+        cells.append([safe_text(c, markup=False) for c in row])
+        styles.append(style if flag else None)
+    if cells:
+        # The name takes what the essential columns (and MB/s now) leave, up to NAME_WIDTH: on 80
+        # columns "0000:03:00.0  Samsung Electronics Co…  PCIe 3.0 x2  PCIe 3.0 x4  DOWNGRADED".
+        essential = [0, 5, 6, 7, 9]
+        used = sum(max(len(columns[i][0]), *(len(row[i]) for row in cells)) for i in essential)
+        room = min(NAME_WIDTH, out.width - used - 2 * len(essential))
+        for row in cells:
+            row[1] = _clip(row[1], max(room, 12))
+        hidden = print_fitted_table(cols, cells, row_styles=styles)
+        if hidden:
+            out.print(f"[dim]hidden at {out.width} columns: {', '.join(hidden)} (--json has every field)[/dim]")
+    else:
+        out.print("No PCIe links found.")
     no_link = [
         safe_text(s.fn.bdf + (f" ({_fn_name(s)})" if s.fn.vendor_name else ""))
         for s in statuses
         if s.current is None
     ]
-    if table.row_count:
-        out.print(table)
-    else:
-        out.print("No PCIe links found.")
     if no_link:
         out.print(
             f"[dim]{len(no_link)} function(s) without a PCIe link (conventional PCI or virtual):\n  "
