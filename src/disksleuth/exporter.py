@@ -123,9 +123,13 @@ def snapshot(
     with_bench: bool = True,
 ) -> Snapshot:
     host = hostname or socket.gethostname()
-    devices = list_devices(sysfs_root)
+    disks = disk_states(list_devices(sysfs_root), cache)
     bench, error = latest_bench(db_url, host) if with_bench else ((), None)
-    return Snapshot(disk_states(devices, cache), bench, error, host)
+    # Figures only for the disks of this snapshot: a captured tree (--sysfs-root) is another machine, and a
+    # loop or zram device that has since gone must not keep reporting its old figures.
+    present = {d.device.name for d in disks}
+    bench = tuple(t for t in bench if t["device"] in present)
+    return Snapshot(disks, bench, error, host)
 
 
 DEFAULT_LISTEN = "127.0.0.1:9958"

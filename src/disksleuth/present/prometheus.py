@@ -165,7 +165,8 @@ def families(snap: Snapshot) -> list[Metric]:
     )
     bench_latency = GaugeMetricFamily(
         "disksleuth_bench_latency_seconds",
-        "Completion latency of the newest stored benchmark of each device and test (stat: mean, p50, p99, p99.9, max).",
+        "Total I/O latency (fio's lat: submission to completion) of the newest stored benchmark of each device and "
+        "test (stat: mean, p50, p99, p99.9, max).",
         labels=["device", "test", "stat"],
     )
     bench_time = GaugeMetricFamily(
