@@ -1038,7 +1038,12 @@ def build_parser() -> argparse.ArgumentParser:
     _db_arg(p)
     _sysfs_arg(p)
 
-    p = add("fleet", cmd_fleet, "every host and device in a shared store, worst first, from each one's newest run")
+    p = add(
+        "fleet",
+        cmd_fleet,
+        "every host and device in a shared store, worst first, from each one's newest run "
+        "(exit 1 when any is at warn or critical)",
+    )
     p.add_argument("--host", metavar="H", help="only this host")
     _db_arg(p)
     return parser
