@@ -487,6 +487,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _write_output(path: str, text: str) -> None:
+    """An -o file; a path we cannot write is one usage line."""
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     if args.fleet:
         return _fleet_report(args)
@@ -496,11 +505,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     docs = _load_docs(args, args.runs)
     text = render_report(docs)
-    try:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise UsageError(f"cannot write {args.output}: {exc.strerror}") from None
+    _write_output(args.output, text)
     if args.json:
         from disksleuth.present.jsonout import emit
 
@@ -849,11 +854,7 @@ def _fleet_report(args: argparse.Namespace) -> int:
         raise UsageError("--fleet reports on every host and device; give no run ids with it")
     rows = fleet_rows(latest_runs_per_host_device(args.db, host=args.host))
     text = render_fleet_report(rows)
-    try:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise UsageError(f"cannot write {args.output}: {exc.strerror}") from None
+    _write_output(args.output, text)
     if args.json:
         from disksleuth.present.jsonout import emit
 
