@@ -342,3 +342,38 @@ def test_leftover_cleanup_touches_only_dead_directories_of_our_own(tmp_path):
     assert any("an older disksleuth left behind" in f for f in found)
     assert not os.path.exists(dead) and os.path.exists(foreign) and os.path.exists(named) and fresh.exists()
     assert (tmp_path / ".disksleuth-mnop.scratch").exists()  # no lock to tell: reported, not removed
+
+
+def test_a_killed_job_process_is_an_error_even_when_fio_itself_survives(tmp_path):
+    """Without --thread fio forks its jobs; when the OOM killer takes a job, fio itself exits 0 with a
+    whole report of error 0 and the bytes done so far. Its stderr says "got signal=9": an error."""
+    import threading
+
+    from disksleuth.probe import fio
+
+    path = tmp_path / "f"
+    argv = ["fio", "--name=t", f"--filename={path}", "--rw=write", "--bs=1M", "--size=4G", "--output-format=json"]
+    # (a 4 GiB write outlasts the killer; fio stops as soon as its job is gone)
+    killed: list[int] = []
+
+    def kill_the_job() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not killed:
+            for main in _children(os.getpid()):
+                if _cmdline(main).startswith("fio ") and str(path) in _cmdline(main):
+                    jobs = _children(main)
+                    if jobs:
+                        time.sleep(1.0)  # into its I/O: a job killed while starting leaves fio waiting for it
+                    for job in jobs:
+                        os.kill(job, signal.SIGKILL)
+                        killed.append(job)
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_the_job)
+    killer.start()
+    try:
+        with pytest.raises(fio.FioKilled, match=r"^fio was killed by signal 9 \(SIGKILL; the OOM killer does this\)$"):
+            fio.run_job(argv, timeout_s=60)
+    finally:
+        killer.join()
+    assert killed
