@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -56,8 +57,10 @@ def test_cache_then_throttle_is_found_where_it_ran_out(cli):
     # The test result carries it too (that is what the store keeps), and its command reruns the fill.
     (test,) = doc["tests"]
     assert test["sustained"] == s and test["id"] == "SEQ1M_Q4T1_fill"
-    for arg in ("--rw=write", "--bs=1048576", "--iodepth=4", "--time_based=0", "--log_avg_msec=100"):
+    for arg in ("--rw=write", "--bs=1048576", "--iodepth=4", "--log_avg_msec=100"):
         assert arg in test["fio_command"]
+    # One rate for the fill: the table's write_mbps is the sustained block's bytes over time.
+    assert s["judged"] is True and s["mbps"] == pytest.approx(test["write_mbps"], abs=0.1)
 
 
 def test_same_device_without_the_throttle_has_no_cliff(cli):
@@ -98,6 +101,47 @@ def test_recovery_burst_after_idle(cli):
     assert r["mbps"] == pytest.approx(300, rel=0.15) and s["sustained_mbps"] == pytest.approx(40, rel=0.15)
 
 
+def test_a_short_fill_tells_one_story_everywhere(cli, tmp_path):
+    """Review of 560e4cf on a RAM loop device (--size 300MB): the table said 1,475 MB/s, the sustained block
+    2,181; "too soon to show phases" beside "no cliff: 510 MB/s throughout"; `show --json` had no `sustained`;
+    the recorded command had --time_based and --time_based=0 and wrote its log into the current directory."""
+    db = f"sqlite:///{tmp_path}/runs.sqlite"
+    fill = ("--profile", "sustained", "--size", "64M", "--destructive", "--yes")
+    with loop_device(128) as dev:
+        res = cli("--db", db, "--json", "bench", dev, *fill)
+        assert res.code == 0, res.err
+        doc = res.json()
+        res = cli("--db", db, "bench", dev, *fill)
+        assert res.code == 0, res.err
+        text = res.out
+    (test,) = doc["tests"]
+    s = doc["sustained"]
+    # 1. One rate: bytes written over the fill time, in the table, the sustained block and its phases.
+    assert s["written_bytes"] == 64 * 2**20
+    assert s["mbps"] == pytest.approx(test["write_mbps"], abs=0.1)
+    assert s["mbps"] == pytest.approx(s["written_bytes"] / s["duration_s"] / MB, abs=0.1)
+    assert s["duration_s"] == pytest.approx(test["runtime_s"], abs=0.002)
+    for p in s["phases"]:
+        own = (p["end_bytes"] - p["start_bytes"]) / (p["end_s"] - p["start_s"]) / MB
+        assert p["mbps"] == pytest.approx(own, rel=0.01)
+    # 2. 64 MiB on RAM is over in well under 0.6 s: too short to judge, and no claim of "no cliff".
+    assert s["judged"] is False and "too short to judge" in s["reason"]
+    assert s["cache_exhausted_at_bytes"] is None and s["burst_mbps"] is None and s["sustained_mbps"] is None
+    assert "no cliff" not in text and "too short to judge" in text and "(bytes written / fill time)" in text
+    # 4. show --json of the stored run has the same top-level `sustained`; export keeps it.
+    shown = cli("--db", db, "--json", "show", "1")
+    assert shown.code == 0, shown.err
+    assert shown.json()["sustained"]["mbps"] == s["mbps"] and shown.json()["sustained"]["judged"] is False
+    out = tmp_path / "export.json"
+    assert cli("--db", db, "export", "1", "-o", str(out)).code == 0
+    assert json.loads(out.read_text())["runs"][0]["sustained"]["judged"] is False
+    # 5. A clean command: one time_based setting (none: fio stops at --size), its log at a stated absolute path.
+    argv = shlex.split(test["fio_command"])
+    assert [a for a in argv if a.startswith("--time_based")] == []
+    (log,) = [a.split("=", 1)[1] for a in argv if a.startswith("--write_bw_log=")]
+    assert os.path.isabs(log)
+
+
 # --- safety ------------------------------------------------------------------------------------------
 
 
@@ -126,7 +170,7 @@ def test_scratch_file_removed_after_a_fill(cli):
         assert res.code == 0, res.err
         doc = res.json()
         assert doc["sustained"]["written_bytes"] == 64 * 2**20
-        assert doc["sustained"]["sustained_mbps"] > 0
+        assert doc["sustained"]["mbps"] > 0  # the fill ran (64 MiB is too short to judge: no sustained_mbps)
         assert not [n for n in os.listdir(mnt) if n != "lost+found"]
 
 

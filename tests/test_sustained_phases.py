@@ -196,3 +196,83 @@ def test_fill_round_trips_through_the_store_into_show_and_report(tmp_path):
     assert back.points == s.points
     html = render_report([loaded])
     assert "sustained write" in html and "thermal throttling at" in html and "GB written" in html
+
+
+# A real short fill (fio 3.33, 1 MiB QD4 io_uring, --size=300000000 on a RAM loop device): fio's JSON gave
+# io_bytes 300,941,312 in runtime 384 ms (783.7 MB/s); its bandwidth log stopped at the last whole window.
+SHORT_FILL_LOG = "137, 545635, 1, 0, 0\n300, 810404, 1, 0, 0\n"
+SHORT_FILL_BYTES, SHORT_FILL_S = 300_941_312, 0.384
+
+
+def test_a_fill_has_one_rate_the_bytes_written_over_the_fill_time():
+    """Review: tests[0].write_mbps 1,475 but burst = sustained = 2,181 for the same fill (the log's bytes were
+    scaled to fio's total but not its time). Now the points end at fio's runtime and every rate agrees."""
+    points = S.fill_points(parse_bw_log(SHORT_FILL_LOG), total_bytes=SHORT_FILL_BYTES, total_s=SHORT_FILL_S)
+    assert points[-1].t_s == SHORT_FILL_S and points[-1].written_bytes == SHORT_FILL_BYTES
+    fio_mbps = round(SHORT_FILL_BYTES / SHORT_FILL_S / 1e6, 1)  # 783.7, what the table shows
+    s = S.analyse(points)
+    assert s.mbps == fio_mbps and s.duration_s == SHORT_FILL_S and s.written_bytes == SHORT_FILL_BYTES
+    (phase,) = s.phases
+    assert phase.mbps == fio_mbps and phase.end_s == SHORT_FILL_S
+    # Each point's rate is its own bytes over its own time.
+    previous = S.FillPoint(0.0, 0, 0.0)
+    for p in points:
+        own = (p.written_bytes - previous.written_bytes) / (p.t_s - previous.t_s) / MB
+        assert p.mbps == pytest.approx(own, abs=0.01)
+        previous = p
+
+
+def test_a_fill_too_short_to_judge_says_so_and_claims_no_cliff():
+    """Review: "too soon to show phases" beside "no cliff: 510 MB/s throughout". Too few windows is no verdict."""
+    points = S.fill_points(parse_bw_log(SHORT_FILL_LOG), total_bytes=SHORT_FILL_BYTES, total_s=SHORT_FILL_S)
+    s = S.analyse(points)
+    assert s.judged is False and "too short to judge" in s.reason and "held" not in s.reason
+    assert s.cache_exhausted_at_bytes is None and s.cause is None
+    assert s.burst_mbps is None and s.sustained_mbps is None  # no claim about before or after a cliff
+    assert S.findings(s) == []
+    from disksleuth.present.sustained_view import sustained_from_dict, sustained_to_dict
+
+    d = sustained_to_dict(s)
+    assert d["judged"] is False and d["mbps"] == s.mbps and d["cache_exhausted_at_bytes"] is None
+    assert sustained_from_dict(d) == s
+    # A long recorded series is judged, and its rate is still its bytes over its time.
+    doc, flat = recorded("flat")
+    assert flat.judged is True and flat.mbps == pytest.approx(flat.burst_mbps, abs=0.1)
+
+
+def test_the_text_view_of_a_short_fill_says_not_judged_not_no_cliff(capsys):
+    from disksleuth.present.sustained_view import render_sustained
+
+    points = S.fill_points(parse_bw_log(SHORT_FILL_LOG), total_bytes=SHORT_FILL_BYTES, total_s=SHORT_FILL_S)
+    render_sustained(S.analyse(points))
+    out = capsys.readouterr().out
+    assert "no cliff" not in out and "too short to judge" in out
+    assert "783.7 MB/s (bytes written / fill time)" in out and "783.7 MB/s  (0.38 s)" in out
+
+
+def test_the_report_labels_the_levels_the_curve_shows():
+    """Review: the curve rose from ~360 to 510 MB/s but was labelled a flat 510 MB/s. A run stored before the fix
+    (points' rates raw from the log, the phase's rate from scaled bytes) and a new one: each label is the mean of
+    the drawn windows, inside the curve's range; a short fill is labelled as an average, too short to judge."""
+    from disksleuth.present.report import fill_levels, sustained_chart
+
+    old = {  # as stored by 560e4cf for `--size 300M` (shape of the review's run)
+        "written_bytes": 314_572_800,
+        "phases": [{"start_bytes": 0, "end_bytes": 314_572_800, "start_s": 0.0, "end_s": 0.617, "mbps": 509.8}],
+        "points": [
+            {"t_s": 0.2, "written_bytes": 76_000_000, "mbps": 360.0},
+            {"t_s": 0.4, "written_bytes": 176_000_000, "mbps": 420.0},
+            {"t_s": 0.617, "written_bytes": 314_572_800, "mbps": 510.0},
+        ],
+    }
+    ((x0, x1, level, label),) = fill_levels(old)
+    assert 360 < level < 510 and "too short to judge" in label and label.startswith(f"{level:,.0f} MB/s")
+    assert (x0, x1) == (0, 314_572_800)
+    doc, s = recorded("cliff")
+    from disksleuth.present.sustained_view import sustained_to_dict
+
+    new = sustained_to_dict(s)
+    levels = fill_levels(new)
+    assert [round(lv, 0) for _, _, lv, _ in levels] == pytest.approx([p.mbps for p in s.phases], abs=1.0)
+    svg = sustained_chart({"run": {"id": 1}, "sustained": new})
+    assert svg and "<svg" in svg

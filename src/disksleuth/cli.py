@@ -417,8 +417,10 @@ def _load_docs(args: argparse.Namespace, ids_text: list[str], with_series: bool 
     from disksleuth.store.db import parse_run_ids
 
     ids = parse_run_ids(ids_text)
+    from disksleuth.present.bench_view import with_sustained
+
     with _store(args) as store:
-        return [store.load(i, with_series=with_series) for i in ids]
+        return [with_sustained(store.load(i, with_series=with_series)) for i in ids]
 
 
 def cmd_show(args: argparse.Namespace) -> int:

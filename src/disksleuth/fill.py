@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from disksleuth.analysis import sustained as phases
 from disksleuth.analysis.results import result_from_fio, series_from_samples
 from disksleuth.model import TestResult
-from disksleuth.model_sustained import FillPoint, Sustained
+from disksleuth.model_sustained import Sustained
 from disksleuth.probe import fio
 from disksleuth.probe.fio_bwlog import log_dir, read_bw_log
 from disksleuth.probe.fio_parse import aggregate
@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 
 RECOVERY_MARGIN = 1.25  # the second burst writes 25% more than the cache the fill found, to see it fall again
 RECOVERY_MIN_BYTES = 64 * MIB
-SHOWN_LOG_PREFIX = "disksleuth-fill"  # the log prefix in the command line we record, so a rerun writes here
+# The log prefix in the command we record: an absolute path, so a pasted rerun writes its log to
+# /tmp/disksleuth-fill_bw.1.log, not into whatever directory it is pasted in.
+SHOWN_LOG_PREFIX = "/tmp/disksleuth-fill"
 
 
 def _argv(step: TestStep, where: Where, size: int, runtime_s: float, log_prefix: str, shown: bool = False) -> list[str]:
@@ -84,14 +86,13 @@ def run_fill(
     job, samples, temps, entries, shown = _write(step, where, where.region, step.runtime_s, events, temperature)
     written = job.write.io_bytes if job.write else 0
     stopped_by = "size" if written >= where.region else "time"
-    points = phases.fill_points(entries, total_bytes=written)
+    runtime_s = (job.write.runtime_ms if job.write else 0) / 1000.0
+    # Anchored to fio's io_bytes and runtime: the fill's one rate is the test's write_mbps.
+    points = phases.fill_points(entries, total_bytes=written, total_s=runtime_s)
     notes: list[str] = []
-    if len(points) < 2 * phases.MIN_PHASE_POINTS:
-        notes.append("the fill was over too soon to show phases: give a larger --size")
-        runtime_s = (job.write.runtime_ms if job.write else 0) / 1000.0
-        if not points and written and runtime_s > 0:  # inside fio's first log window: its own total
-            points = (FillPoint(runtime_s, written, round(written / runtime_s / 1e6, 3)),)
     found = phases.analyse(points, temps, warning_c, stopped_by=stopped_by)
+    if not found.judged:
+        notes.append(f"the fill was {found.reason}")
     if stopped_by == "time":
         notes.append(
             f"--max-time {step.runtime_s:g} s ended the fill after {written / 1e9:,.2f} GB "
@@ -138,5 +139,6 @@ def _recovery(
     time.sleep(idle_s)
     job, _, _, entries, _ = _write(step, where, size, step.runtime_s, events, temperature)
     written = job.write.io_bytes if job.write else 0  # type: ignore[attr-defined]
-    back = phases.recovery(phases.fill_points(entries, total_bytes=written), idle_s, fill)
+    runtime_s = (job.write.runtime_ms if job.write else 0) / 1000.0  # type: ignore[attr-defined]
+    back = phases.recovery(phases.fill_points(entries, total_bytes=written, total_s=runtime_s), idle_s, fill)
     return replace(fill, recovery=back), None

@@ -56,3 +56,9 @@ class Sustained:
     temperatures: tuple[tuple[float, float], ...] = ()  # (seconds since the fill started, °C)
     recovery: Recovery | None = None
     stopped_by: str = "size"  # "size" or "time" (--max-time reached first)
+    judged: bool = True  # False: too few windows to look for a cliff (neither "cliff" nor "no cliff")
+
+    @property
+    def mbps(self) -> float | None:
+        """The fill's one rate: bytes written over fill time (fio's io_bytes over its runtime)."""
+        return round(self.written_bytes / self.duration_s / 1e6, 1) if self.duration_s > 0 else None

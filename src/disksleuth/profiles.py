@@ -28,6 +28,7 @@ class TestSpec:
     # time-based test. Another kind brings its own fio arguments and its own analysis.
     kind: str = "timed"
     extra_args: tuple[str, ...] = ()  # more fio arguments, e.g. --write_bw_log for a kind that reads logs
+    time_based: bool = True  # False: fio stops after --size bytes (--runtime only bounds it)
 
     @property
     def writes(self) -> bool:
@@ -184,7 +185,8 @@ PROFILES: dict[str, Profile] = {
                     4,
                     1,
                     kind="fill",
-                    extra_args=("--time_based=0", "--log_avg_msec=100"),
+                    extra_args=("--log_avg_msec=100",),
+                    time_based=False,
                 ),
             ),
             runtime_s=1800.0,  # the default --max-time
@@ -243,7 +245,7 @@ def fio_argv(spec: TestSpec, plan: JobPlan) -> list[str]:
         # Jobs as threads of one process: a parent-death signal then ends every job (forked job
         # processes outlive a killed fio; seen with fio 3.33).
         "--thread",
-        "--time_based",
+        *(["--time_based"] if spec.time_based else []),
         f"--runtime={_secs(plan.runtime_s)}",
         f"--ramp_time={_secs(plan.ramp_s)}",
         # Fresh random offsets each run, no random map bookkeeping (as KDiskMark does).

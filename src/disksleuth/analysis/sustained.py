@@ -48,22 +48,50 @@ SIGMA_FLOOR = 0.02  # 2% of the median rate: below that, wobble is quantisation 
 
 
 def fill_points(
-    entries: Sequence[BwLogEntry], total_bytes: int | None = None, direction: str = "write"
+    entries: Sequence[BwLogEntry],
+    total_bytes: int | None = None,
+    direction: str = "write",
+    total_s: float | None = None,
 ) -> tuple[FillPoint, ...]:
-    """Rate against bytes written. Each window's bytes are its rate times its length (the first window starts
-    at 0 ms); with `total_bytes` (fio's own count) the running sum is scaled to it, since the log rounds to
-    whole KiB/s."""
-    raw: list[tuple[float, float, float]] = []
+    """Rate against bytes written, anchored to fio's own totals so that the fill has ONE rate: bytes written
+    over fill time (`total_bytes` / `total_s`, fio's io_bytes and runtime, i.e. the test's write_mbps).
+
+    Each window's bytes are its rate times its length (the first window starts at 0 ms). fio's log stops at
+    the last whole window (a 384 ms fill logged windows ending at 137 and 300 ms only, fio 3.33, this repo's
+    RAM loop device) and rounds to whole KiB/s, so: the bytes after the last window become a final, shorter
+    window up to `total_s` (or stretch the last window to it); when there are none to place, bytes and times
+    are scaled to fio's totals. Every point's rate is then its own bytes over its own time, so phases, the
+    chart and fio's figure agree."""
+    raw: list[tuple[float, float]] = []  # (seconds, bytes written by then)
     previous_ms = 0
     written = 0.0
     for e in entries:
         if e.direction != direction or e.t_ms <= previous_ms:
             continue
         written += e.bytes_per_s * (e.t_ms - previous_ms) / 1000.0
-        raw.append((e.t_ms / 1000.0, written, e.bytes_per_s / 1e6))
+        raw.append((e.t_ms / 1000.0, written))
         previous_ms = e.t_ms
-    scale = total_bytes / written if total_bytes and written > 0 else 1.0
-    return tuple(FillPoint(round(t, 3), int(round(w * scale)), round(r, 3)) for t, w, r in raw)
+    last_s = raw[-1][0] if raw else 0.0
+    if total_bytes and total_s and total_s > last_s and total_bytes > written:
+        # The tail fio did not log: its own window, or the last one stretched when it is under half a window
+        # (a few ms hold a few I/Os, and their rate would be a spike of bookkeeping, not of the drive).
+        last_window = last_s - (raw[-2][0] if len(raw) > 1 else 0.0)
+        if raw and total_s - last_s < last_window / 2:
+            raw.pop()
+        raw.append((total_s, float(total_bytes)))
+    elif raw and total_bytes:
+        byte_scale = total_bytes / written if written > 0 else 1.0
+        time_scale = total_s / last_s if total_s and last_s > 0 else 1.0
+        raw = [(t * time_scale, w * byte_scale) for t, w in raw]
+    out: list[FillPoint] = []
+    t0, b0 = 0.0, 0
+    for t, w in raw:
+        t_r, b_r = round(t, 3), int(round(w))
+        if t_r <= t0:
+            continue
+        out.append(FillPoint(t_r, b_r, round((b_r - b0) / (t_r - t0) / 1e6, 3)))
+        t0, b0 = t_r, b_r
+    return tuple(out)
 
 
 def binned(points: Sequence[FillPoint], max_points: int = MAX_POINTS) -> tuple[FillPoint, ...]:
@@ -239,6 +267,20 @@ def analyse(
         temperature_warning_c=warning_c,
         stopped_by=stopped_by,
     )
+    if len(points) < 2 * MIN_PHASE_POINTS:  # too few windows to tell a phase from a wobble: no verdict at all
+        return Sustained(
+            cache_exhausted_at_bytes=None,
+            burst_mbps=None,
+            sustained_mbps=None,
+            cause=None,
+            reason=(
+                f"too short to judge: {len(points)} bandwidth-log window{'s' if len(points) != 1 else ''} "
+                f"in {duration:g} s, at least {2 * MIN_PHASE_POINTS} of {LOG_AVG_MS} ms are needed to tell phases "
+                "apart: give a larger --size"
+            ),
+            judged=False,
+            **common,  # type: ignore[arg-type]
+        )
     if not cliffs:
         return Sustained(
             cache_exhausted_at_bytes=None,

@@ -52,8 +52,14 @@ def run_to_dict(run: Run) -> dict[str, Any]:
             "temperature_series": [{"t_s": t, "temperature_c": c} for t, c in run.temperature_series],
         },
     }
-    fill = next((t for t in doc["tests"] if t.get("sustained")), None)
-    if fill is not None:  # the sustained profile: its fill, top level (issue 14)
+    return with_sustained(doc)
+
+
+def with_sustained(doc: dict[str, Any]) -> dict[str, Any]:
+    """The sustained profile's fill also as a top-level `sustained` object (issue 14), in bench --json and in
+    a stored run read back (show --json, export, report)."""
+    fill = next((t for t in doc.get("tests") or [] if t.get("sustained")), None)
+    if fill is not None:
         doc["sustained"] = fill["sustained"]
     return doc
 

@@ -495,6 +495,40 @@ def timeline_chart(doc: dict[str, Any]) -> str | None:
     return _svg(timeline_figure(doc))
 
 
+def _judged(fill: dict[str, Any]) -> bool:
+    from disksleuth.analysis.sustained import MIN_PHASE_POINTS
+
+    return bool(fill.get("judged", len(fill.get("points") or []) >= 2 * MIN_PHASE_POINTS))
+
+
+def _average_mbps(points: list[dict[str, Any]], start: int = 0, end: int | None = None) -> float:
+    """The time-weighted mean of the plotted windows points[start:end]: the level the curve itself shows."""
+    end = len(points) if end is None else end
+    total = seconds = 0.0
+    for i in range(start, end):
+        dt = points[i]["t_s"] - (points[i - 1]["t_s"] if i else 0.0)
+        total, seconds = total + points[i]["mbps"] * dt, seconds + dt
+    return total / seconds if seconds > 0 else 0.0
+
+
+def fill_levels(fill: dict[str, Any]) -> list[tuple[int, int, float, str]]:
+    """(start bytes, end bytes, MB/s, label) for each shaded span: the phases, each at the mean of the windows
+    drawn inside it, so a label never claims a level the curve does not show (runs stored before the curve's
+    rates were anchored to fio's totals too). A fill too short to judge is one span labelled as an average."""
+    points = fill.get("points") or []
+    if not points:
+        return []
+    if not _judged(fill):
+        level = _average_mbps(points)
+        return [(0, points[-1]["written_bytes"], level, f"{level:,.0f} MB/s average, too short to judge")]
+    out = []
+    for ph in fill.get("phases") or []:
+        inside = [i for i, p in enumerate(points) if ph["start_bytes"] < p["written_bytes"] <= ph["end_bytes"]]
+        level = _average_mbps(points, inside[0], inside[-1] + 1) if inside else ph["mbps"]
+        out.append((ph["start_bytes"], ph["end_bytes"], level, f"{level:,.0f} MB/s"))
+    return out
+
+
 def sustained_chart(doc: dict[str, Any]) -> str | None:
     """The sustained fill: MB/s against GB written, each phase shaded with its rate, the cliff marked, and the
     drive temperature (placed by the bytes written at its time) on a second axis beside it."""
@@ -505,13 +539,14 @@ def sustained_chart(doc: dict[str, Any]) -> str | None:
     plt = _plt()
     fig, ax = plt.subplots(figsize=(CHART_WIDTH_IN, 2.9))
     gb = [p["written_bytes"] / 1e9 for p in points]
-    ax.plot(gb, [p["mbps"] for p in points], color="#0969da", linewidth=1, label="write MB/s")
+    # Each window's rate over the bytes it wrote (a step from the previous point), from 0.
+    ax.plot([0.0, *gb], [points[0]["mbps"]] + [p["mbps"] for p in points], color="#0969da", linewidth=1,
+            drawstyle="steps-pre", label="write MB/s")
     shades = ("#ddf4ff", "#fff8c5", "#ffebe9", "#dafbe1")
-    for i, ph in enumerate(fill.get("phases") or []):
-        x0, x1 = ph["start_bytes"] / 1e9, ph["end_bytes"] / 1e9
-        ax.axvspan(x0, x1, color=shades[i % len(shades)], alpha=0.8, zorder=0)
-        ax.hlines(ph["mbps"], x0, x1, colors="#1b1f24", linestyles=":", linewidth=1)
-        ax.annotate(f"{ph['mbps']:,.0f} MB/s", ((x0 + x1) / 2, ph["mbps"]), xytext=(0, 4),
+    for i, (x0, x1, level, label) in enumerate(fill_levels(fill)):
+        ax.axvspan(x0 / 1e9, x1 / 1e9, color=shades[i % len(shades)], alpha=0.8, zorder=0)
+        ax.hlines(level, x0 / 1e9, x1 / 1e9, colors="#1b1f24", linestyles=":", linewidth=1)
+        ax.annotate(label, ((x0 + x1) / 2e9, level), xytext=(0, 4),
                     textcoords="offset points", ha="center", fontsize=SMALL_PT)
     if fill.get("cliff_at_bytes") is not None:
         x = fill["cliff_at_bytes"] / 1e9
@@ -543,7 +578,9 @@ def sustained_chart(doc: dict[str, Any]) -> str | None:
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     title = f"Run #{doc['run']['id']}: sustained write"
-    if fill.get("burst_mbps") is not None and fill.get("cliff_at_bytes") is not None:
+    if not _judged(fill):
+        title += f": too short to judge ({_average_mbps(points):,.0f} MB/s average)"
+    elif fill.get("burst_mbps") is not None and fill.get("cliff_at_bytes") is not None:
         title += f": {fill['burst_mbps']:,.0f} MB/s, then {fill['sustained_mbps']:,.0f} MB/s"
     ax.set_title(title)
     return _svg(fig)

@@ -18,6 +18,8 @@ def sustained_to_dict(s: Sustained) -> dict[str, Any]:
     return {
         "written_bytes": s.written_bytes,
         "duration_s": s.duration_s,
+        "mbps": s.mbps,  # the fill's one rate: written_bytes / duration_s, the test's write_mbps
+        "judged": s.judged,  # false: too short to look for a cliff; reason says why
         "cache_exhausted_at_bytes": s.cache_exhausted_at_bytes,
         "burst_mbps": s.burst_mbps,
         "sustained_mbps": s.sustained_mbps,
@@ -96,7 +98,15 @@ def sustained_from_dict(d: dict[str, Any]) -> Sustained:
             points(r.get("points")),
         ),
         stopped_by=d.get("stopped_by") or "size",
+        # Runs stored before `judged` existed: as many windows as the analysis needs, or not.
+        judged=d.get("judged", len(d.get("points") or []) >= _min_points()),
     )
+
+
+def _min_points() -> int:
+    from disksleuth.analysis.sustained import MIN_PHASE_POINTS
+
+    return 2 * MIN_PHASE_POINTS
 
 
 def _size(n: int) -> str:
@@ -110,15 +120,18 @@ def render_sustained(s: Sustained) -> None:
     from disksleuth.present.text import console
 
     out = console()
-    out.print(f"\n[bold]Sustained write[/bold]: {_size(s.written_bytes)} in {s.duration_s:,.1f} s")
+    rate = f", {s.mbps:,.1f} MB/s (bytes written / fill time)" if s.mbps is not None else ""
+    out.print(f"\n[bold]Sustained write[/bold]: {_size(s.written_bytes)} in {s.duration_s:,.2f} s{rate}")
     for i, p in enumerate(s.phases, 1):
         at = s.cliff_at_bytes
         cliff = f"  ← cliff at {_size(at)}" if at is not None and p.start_bytes <= at < p.end_bytes else ""
         out.print(
             f"  phase {i}  {_size(p.start_bytes):>10} → {_size(p.end_bytes):>10}  "
-            f"{p.mbps:>9,.1f} MB/s  ({p.end_s - p.start_s:,.1f} s){cliff}"
+            f"{p.mbps:>9,.1f} MB/s  ({p.end_s - p.start_s:,.2f} s){cliff}"
         )
-    if s.cause == "cache" and s.cache_exhausted_at_bytes is not None:
+    if not s.judged:
+        out.print(f"  [yellow]not judged[/yellow]: {escape(s.reason)}")
+    elif s.cause == "cache" and s.cache_exhausted_at_bytes is not None:
         out.print(
             f"  write cache ran out after {_size(s.cache_exhausted_at_bytes)}: {s.burst_mbps:,.0f} MB/s, then "
             f"{s.sustained_mbps:,.0f} MB/s ({escape(s.reason)})"
