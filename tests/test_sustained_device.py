@@ -101,45 +101,65 @@ def test_recovery_burst_after_idle(cli):
     assert r["mbps"] == pytest.approx(300, rel=0.15) and s["sustained_mbps"] == pytest.approx(40, rel=0.15)
 
 
-def test_a_short_fill_tells_one_story_everywhere(cli, tmp_path):
-    """Review of 560e4cf on a RAM loop device (--size 300MB): the table said 1,475 MB/s, the sustained block
-    2,181; "too soon to show phases" beside "no cliff: 510 MB/s throughout"; `show --json` had no `sustained`;
-    the recorded command had --time_based and --time_based=0 and wrote its log into the current directory."""
-    db = f"sqlite:///{tmp_path}/runs.sqlite"
-    fill = ("--profile", "sustained", "--size", "64M", "--destructive", "--yes")
+@pytest.fixture(scope="module")
+def short_fill(tmp_path_factory):
+    """One short fill (64 MiB) on a RAM loop device, saved: (store URL, bench --json document)."""
+    db = f"sqlite:///{tmp_path_factory.mktemp('short-fill')}/runs.sqlite"
+    fill = ["--profile", "sustained", "--size", "64M", "--destructive", "--yes"]
     with loop_device(128) as dev:
-        res = cli("--db", db, "--json", "bench", dev, *fill)
-        assert res.code == 0, res.err
-        doc = res.json()
-        res = cli("--db", db, "bench", dev, *fill)
-        assert res.code == 0, res.err
-        text = res.out
+        argv = [sys.executable, "-m", "disksleuth", "--db", db, "--json", "bench", dev, *fill]
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    return db, json.loads(res.stdout)
+
+
+# Review of 560e4cf on a RAM loop device (--size 300MB): the table said 1,475 MB/s, the sustained block 2,181;
+# "too soon to show phases" beside "no cliff: 510 MB/s throughout"; `show --json` had no `sustained`; the recorded
+# command had --time_based and --time_based=0 and wrote its log into the current directory.
+
+
+def test_a_short_fill_has_one_rate(short_fill):
+    _, doc = short_fill
     (test,) = doc["tests"]
     s = doc["sustained"]
-    # 1. One rate: bytes written over the fill time, in the table, the sustained block and its phases.
     assert s["written_bytes"] == 64 * 2**20
-    assert s["mbps"] == pytest.approx(test["write_mbps"], abs=0.1)
-    assert s["mbps"] == pytest.approx(s["written_bytes"] / s["duration_s"] / MB, abs=0.1)
+    assert s["written_bytes"] / s["duration_s"] / MB == pytest.approx(test["write_mbps"], rel=0.005)
     assert s["duration_s"] == pytest.approx(test["runtime_s"], abs=0.002)
     for p in s["phases"]:
         own = (p["end_bytes"] - p["start_bytes"]) / (p["end_s"] - p["start_s"]) / MB
         assert p["mbps"] == pytest.approx(own, rel=0.01)
-    # 2. 64 MiB on RAM is over in well under 0.6 s: too short to judge, and no claim of "no cliff".
-    assert s["judged"] is False and "too short to judge" in s["reason"]
+    assert s["mbps"] == pytest.approx(test["write_mbps"], abs=0.1)
+
+
+def test_a_short_fill_is_not_judged_and_claims_no_cliff(cli, short_fill):
+    db, doc = short_fill
+    s = doc["sustained"]
+    # 64 MiB on RAM is over in well under the 0.6 s that six 100 ms windows take.
     assert s["cache_exhausted_at_bytes"] is None and s["burst_mbps"] is None and s["sustained_mbps"] is None
-    assert "no cliff" not in text and "too short to judge" in text and "(bytes written / fill time)" in text
-    # 4. show --json of the stored run has the same top-level `sustained`; export keeps it.
+    assert "too short to judge" in s["reason"] and s["judged"] is False
+    res = cli("--db", db, "show", "1")
+    assert res.code == 0, res.err
+    assert "no cliff" not in res.out and "too short to judge" in res.out
+    assert f"{s['mbps']:,.1f} MB/s (bytes written / fill time)" in res.out
+
+
+def test_show_json_and_export_keep_the_sustained_object(cli, short_fill, tmp_path):
+    db, doc = short_fill
     shown = cli("--db", db, "--json", "show", "1")
     assert shown.code == 0, shown.err
-    assert shown.json()["sustained"]["mbps"] == s["mbps"] and shown.json()["sustained"]["judged"] is False
+    assert shown.json().get("sustained") == doc["sustained"]
     out = tmp_path / "export.json"
     assert cli("--db", db, "export", "1", "-o", str(out)).code == 0
-    assert json.loads(out.read_text())["runs"][0]["sustained"]["judged"] is False
-    # 5. A clean command: one time_based setting (none: fio stops at --size), its log at a stated absolute path.
-    argv = shlex.split(test["fio_command"])
+    assert json.loads(out.read_text())["runs"][0].get("sustained") == doc["sustained"]
+
+
+def test_the_recorded_fill_command_is_clean(short_fill):
+    _, doc = short_fill
+    argv = shlex.split(doc["tests"][0]["fio_command"])
+    # Not time-based (fio stops at --size; --runtime bounds it): no --time_based at all, let alone two.
     assert [a for a in argv if a.startswith("--time_based")] == []
     (log,) = [a.split("=", 1)[1] for a in argv if a.startswith("--write_bw_log=")]
-    assert os.path.isabs(log)
+    assert os.path.isabs(log)  # a pasted rerun does not drop log files where it is pasted
 
 
 # --- safety ------------------------------------------------------------------------------------------
