@@ -72,7 +72,8 @@ def test_x1_slot_summary_and_link_limited_share(cli):
     assert ll["evidence"]["share_pct"] == 83 and ll["severity"] == "warn"
     assert "PCIe 2.0 = 5 GT/s, 8b/10b, 500 MB/s per lane, ~450 MB/s usable" in ll["message"]
     assert doc["summary"] == (
-        "reads 373 MB/s, 83% of its PCIe 2.0 x1 link (450 MB/s); the drive could do ~3,545 MB/s on a PCIe 3.0 x4 link"
+        "reads 373 MB/s, 83% of its PCIe 2.0 x1 link (450 MB/s); the link is the limit: "
+        "a PCIe 3.0 x4 link, which the drive supports, would carry ~3,545 MB/s"
     )
     assert doc["tests"] == [
         {
@@ -182,7 +183,7 @@ def test_summary_for_usb_caddy():
     dev, chain = _device("scenario_usb2_caddy", "sdb")
     assert summary_line(dev, chain, Figures(seq_read_mbps=36)) == (
         "reads 36 MB/s, 90% of its USB 2.0 480 Mb/s, usb-storage link (40 MB/s); "
-        "the device could do ~280 MB/s on a USB 3.2 Gen 1 (5 Gb/s) port"
+        "the link is the limit: a USB 3.2 Gen 1 (5 Gb/s) port, which the device supports, would carry ~280 MB/s"
     )
 
 

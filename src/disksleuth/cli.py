@@ -250,7 +250,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         render_verdict(assessment.findings, assessment.summary)
         _save(args, doc, run)
         _say_saved(doc)
-    return EXIT_OK
+    return _exit_for(findings)  # the same contract as check: 1 when a finding is at warn or critical
 
 
 def _save(args: argparse.Namespace, doc: dict, run):  # noqa: ANN001, ANN202
@@ -891,7 +891,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="disksleuth",
         description="How fast is this storage, how fast should it be, and why isn't it?",
         epilog="Global options go before or after the command: disksleuth --json list = disksleuth list --json. "
-        "Exit codes: 0 ok, 1 findings at warn or critical (check, explain, health), 2 usage or environment error "
+        "Exit codes: 0 ok, 1 findings at warn or critical (check, bench, explain, health, fleet), "
+        "2 usage or environment error "
         '(under --json: {"error": {"code", "message"}} on stdout).',
     )
     parser.add_argument("--version", action="version", version=f"disksleuth {__version__}")

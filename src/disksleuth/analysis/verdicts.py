@@ -24,6 +24,7 @@ from disksleuth.model import (
     TestResult,
     UsbHop,
 )
+from disksleuth.units import fmt_rate
 
 LINK_LIMITED_SHARE = 0.80
 CACHE_TOLERANCE = 1.05  # the practical ceilings are estimates; 5% above is still plausible
@@ -32,6 +33,7 @@ SD_A1 = (1500, 500)  # SD Physical Layer spec, Application Performance Class: re
 SD_A2 = (4000, 2000)
 HDD_MAX_SEQ_MBPS = 300  # no spinning disk streams faster than this
 HDD_MAX_RANDOM_IOPS = 500  # 15k rpm tops out near 200-300 random IOPS
+RANDOM_BS_BYTES = 4096  # the IOPS figures are 4 KiB random I/O
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,8 @@ class Figures:
     # 95% interval half-widths (ci95_pct) of the sequential figures, when measured (issue 13).
     seq_read_ci95_pct: float | None = None
     seq_write_ci95_pct: float | None = None
+    # Measured by disksleuth with direct I/O (fio --direct=1): advice to do so would be advice to repeat itself.
+    measured_direct: bool = False
 
     @property
     def best_seq_mbps(self) -> float | None:
@@ -90,6 +94,7 @@ def figures_from_tests(tests: Sequence[TestResult]) -> Figures:
         cache_affected=any(t.cache_affected for t in tests),
         seq_read_ci95_pct=ci_of_best("read_mbps"),
         seq_write_ci95_pct=ci_of_best("write_mbps"),
+        measured_direct=bool(tests) and all(t.direct for t in tests),
     )
 
 
@@ -99,6 +104,36 @@ def _interval_text(low: float, high: float, ceiling: float) -> str:
 
 def _pct(part: float, whole: float) -> int:
     return round(100 * part / whole)
+
+
+def _pct_text(part: float, whole: float) -> str:
+    """'13%', and for a tiny share '0.083%' rather than a misleading '0%'."""
+    share = 100 * part / whole
+    return f"{share:.2g}%" if 0 < share < 1 else f"{round(share)}%"
+
+
+def _link_name(label: str) -> str:
+    """'PCIe 2.0 x1 link'; a label that already says link ('SATA 3 Gb/s link') is not given a second one."""
+    return label if label.rstrip().lower().endswith("link") else f"{label} link"
+
+
+def _iops_mbps(iops: float) -> float:
+    return iops * RANDOM_BS_BYTES / 1e6
+
+
+def _faster_path_hint(chain: LinkChain) -> str:
+    """What lifts a link-bound figure when the path itself offers nothing faster, by kind of link."""
+    kind = chain.bottleneck.hop.kind if chain.bottleneck else None
+    if kind == "sata":
+        return "Only a faster path lifts this: a SATA 6 Gb/s port and cable, or an NVMe drive for more."
+    if kind == "usb":
+        return "Only a faster path lifts this: a USB 3 port (blue or marked SS) and an enclosure with UAS."
+    if kind == "mmc":
+        return (
+            "Only a faster bus lifts this: a reader and card with a faster bus mode (UHS-I SDR104, UHS-II), "
+            "or eMMC/NVMe storage."
+        )
+    return "Only a faster path lifts this: a slot or port with more lanes or a newer generation."
 
 
 def link_limited(device: Device, chain: LinkChain, figures: Figures) -> Finding | None:
@@ -119,13 +154,13 @@ def link_limited(device: Device, chain: LinkChain, figures: Figures) -> Finding 
     hop = chain.bottleneck
     if straddles:
         message = (
-            f"Sequential throughput {seq:,.0f} MB/s is {_pct(seq, ceiling)}% of the {hop.label} link's "
+            f"Sequential throughput {fmt_rate(seq)} is {_pct(seq, ceiling)}% of the {_link_name(hop.label)}'s "
             f"~{ceiling:,.0f} MB/s, but its 95% interval, {_interval_text(low, high, ceiling)}, straddles the "
             f"{LINK_LIMITED_SHARE:.0%} line: the link may be the bottleneck."
         )
     else:
         message = (
-            f"Sequential throughput {seq:,.0f} MB/s is {_pct(seq, ceiling)}% of the {hop.label} link's "
+            f"Sequential throughput {fmt_rate(seq)} is {_pct(seq, ceiling)}% of the {_link_name(hop.label)}'s "
             f"~{ceiling:,.0f} MB/s: the link is the bottleneck, not the drive."
         )
     if hop.fact:
@@ -133,7 +168,7 @@ def link_limited(device: Device, chain: LinkChain, figures: Figures) -> Finding 
     if fixable:
         hint = f"{headroom[1][0].upper()}{headroom[1][1:]}: see the link findings for how."
     else:
-        hint = "Only a faster path lifts this: a slot or port with more lanes or a newer generation."
+        hint = _faster_path_hint(chain)
     if straddles:
         hint = "A tighter interval decides it: rerun with --precision 1 (or --repeat 3). " + hint
     evidence = {
@@ -162,13 +197,21 @@ def cache_suspected(device: Device, chain: LinkChain, figures: Figures) -> Findi
         low, high = interval
         link = chain.bottleneck.label if chain.bottleneck else "link"
         if low > ceiling * CACHE_TOLERANCE:
-            reasons.append(f"{seq:,.0f} MB/s is above the {link} ceiling of ~{ceiling:,.0f} MB/s")
+            reasons.append(f"{fmt_rate(seq)} is above the {link} ceiling of ~{ceiling:,.0f} MB/s")
         elif high > ceiling * CACHE_TOLERANCE:
             straddles = True
             reasons.append(
-                f"{seq:,.0f} MB/s may be above the {link} ceiling of ~{ceiling:,.0f} MB/s: its 95% interval, "
+                f"{fmt_rate(seq)} may be above the {link} ceiling of ~{ceiling:,.0f} MB/s: its 95% interval, "
                 f"{_interval_text(low, high, ceiling)}, straddles the ceiling"
             )
+    # Random IOPS move data too: 4 KiB each, through the same link.
+    iops_over = _iops_over_link(chain, figures)
+    for direction, iops, mbps in iops_over:
+        link = chain.bottleneck.label if chain.bottleneck else "link"
+        reasons.append(
+            f"{iops:,.0f} random {direction} IOPS x 4 KiB = {fmt_rate(mbps)}, above the {link} ceiling of "
+            f"~{ceiling:,.0f} MB/s"
+        )
     # virtio-blk and other virtual disks report rotational=1 by default; only real transports count.
     if device.rotational and device.transport in ("sata", "sas", "scsi", "usb"):
         if seq is not None and seq > HDD_MAX_SEQ_MBPS:
@@ -181,21 +224,42 @@ def cache_suspected(device: Device, chain: LinkChain, figures: Figures) -> Findi
         reasons.append(host_cache)
     if not reasons:
         return None
-    hint = (
-        "Measure with direct I/O (fio --direct=1), a test file larger than RAM and the drive's cache, and "
-        "incompressible data. Tools that read through the page cache, or compressing file systems, inflate results."
-    )
+    only_host_cache = host_cache is not None and len(reasons) == 1
+    if figures.measured_direct:
+        # disksleuth measured with fio --direct=1: this system's page cache is not it; never advise a rerun of itself.
+        hint = (
+            "These figures were measured with direct I/O (fio --direct=1), so this system's page cache is not "
+            "the cause; a cache below it is: the host's, a RAID controller's or a compressing layer's."
+        )
+    else:
+        hint = (
+            "Measure with direct I/O (fio --direct=1), a test file larger than RAM and the drive's cache, and "
+            "incompressible data. Tools that read through the page cache, or compressing file systems, inflate "
+            "results."
+        )
     if host_cache:
         hint += (
             " On a virtual disk the host decides: its page cache (QEMU cache=writeback, the default for many "
             "setups) takes writes at memory speed; measure on the host, or give the guest cache=none."
         )
+    if only_host_cache:
+        # No hardware ceiling is known on a virtual disk: only that writes beat reads, which real media do not.
+        message = "Writes beat reads on a virtual disk, so the host is probably caching: " + host_cache + "."
+    elif straddles and len(reasons) == 1:
+        message = "The result may be faster than the hardware allows: " + "; ".join(reasons) + "."
+    else:
+        message = "The result is faster than the hardware allows: " + "; ".join(reasons) + "."
+    iops_evidence = {f"rand_{d}_mbps": round(m, 1) for d, _, m in iops_over}
+    if iops_over:
+        iops_evidence["arithmetic"] = "; ".join(
+            f"{i:,.0f} {d} IOPS x {RANDOM_BS_BYTES} B = {m:,.1f} MB/s" for d, i, m in iops_over
+        )
     return Finding(
         code="cache_suspected",
         severity="info" if straddles and len(reasons) == 1 else "warn",
-        message=("The result may be faster than the hardware allows: " if straddles and len(reasons) == 1
-                 else "The result is faster than the hardware allows: ") + "; ".join(reasons) + ".",  # fmt: skip
+        message=message,
         evidence={
+            **iops_evidence,
             "seq_mbps": seq,
             "ceiling_mbps": ceiling,
             "rotational": device.rotational,
@@ -211,6 +275,18 @@ def cache_suspected(device: Device, chain: LinkChain, figures: Figures) -> Findi
     )
 
 
+def _iops_over_link(chain: LinkChain, figures: Figures) -> list[tuple[str, float, float]]:
+    """(direction, IOPS, MB/s) for each 4 KiB random figure that moves more data than the link carries."""
+    ceiling = chain.current_ceiling_mbps
+    if ceiling is None:
+        return []
+    return [
+        (direction, iops, _iops_mbps(iops))
+        for direction, iops in (("read", figures.rand_read_iops), ("write", figures.rand_write_iops))
+        if iops is not None and _iops_mbps(iops) > ceiling * CACHE_TOLERANCE
+    ]
+
+
 # Writes are normally no faster than reads on real media; on a virtual disk the host's cache explains it.
 HOST_CACHE_MARGIN = 1.10
 VIRTUAL_DISKS = ("virtio", "xen", "vmbus")
@@ -221,7 +297,7 @@ def _host_caches_writes(device: Device, figures: Figures) -> str | None:
     if device.transport not in VIRTUAL_DISKS or r is None or w is None or w <= r * HOST_CACHE_MARGIN:
         return None
     return (
-        f"sequential writes ({w:,.0f} MB/s) beat reads ({r:,.0f} MB/s) on a {device.transport} virtual disk: "
+        f"sequential writes ({fmt_rate(w)}) beat reads ({fmt_rate(r)}) on a {device.transport} virtual disk: "
         "the host is probably caching the writes in its memory"
     )
 
@@ -353,9 +429,13 @@ def thermal_throttling(
 def ok_finding(device: Device, chain: LinkChain, figures: Figures) -> Finding:
     seq = figures.best_seq_mbps
     if seq is not None and chain.current_ceiling_mbps:
+        # No finding with a ceiling means the figure is below the link_limited line: the link is not what limits it.
         share = _pct(seq, chain.current_ceiling_mbps)
+        link = _link_name(chain.bottleneck.label) if chain.bottleneck else "link"
         message = (
-            f"Nothing wrong found: {seq:,.0f} MB/s is {share}% of the ~{chain.current_ceiling_mbps:,.0f} MB/s link."
+            f"Nothing wrong found with the link: {fmt_rate(seq)} is "
+            f"{_pct_text(seq, chain.current_ceiling_mbps)} of the ~{chain.current_ceiling_mbps:,.0f} MB/s {link}, "
+            f"so the link is not the bottleneck here: {NOT_THE_LINK}."
         )
         evidence = {"seq_mbps": seq, "ceiling_mbps": chain.current_ceiling_mbps, "share_pct": share}
     elif chain.current_ceiling_mbps is None and chain.hops and chain.hops[0].hop.kind == "virtual":
@@ -458,21 +538,48 @@ def with_drive_sata_max(device: Device, health: Health | None) -> Device:
     return replace(device, hops=hops)
 
 
+NOT_THE_LINK = "the drive, the file system, the queue depth or the test sets this figure"
+
+
+def _link_position(chain: LinkChain, figures: Figures) -> str | None:
+    """Where the figures stand against the link, judged as link_limited and cache_suspected judge them:
+    'above' (more than it can carry), 'at' (the link is, or may be, the limit), 'below', or None."""
+    ceiling, interval = chain.current_ceiling_mbps, figures.best_seq_interval
+    if ceiling is None or chain.bottleneck is None:
+        return None
+    if _iops_over_link(chain, figures) or (interval is not None and interval[0] > ceiling * CACHE_TOLERANCE):
+        return "above"
+    if interval is None:
+        return None
+    return "below" if interval[1] < LINK_LIMITED_SHARE * ceiling else "at"
+
+
 def summary_line(device: Device, chain: LinkChain, figures: Figures) -> str:
-    """One line: what it reads, what share of which link, and what it could do."""
+    """One line: what it reads, what share of which link, and whether the link is what limits it.
+
+    It agrees with the findings: above the link it says so (cache_suspected), well below it says the link
+    is not the bottleneck, and only a link-bound figure is told what a faster link would carry."""
     primary = figures.seq_read_mbps if figures.seq_read_mbps is not None else figures.seq_write_mbps
     verb = "reads" if figures.seq_read_mbps is not None else "writes"
+    ceiling = chain.current_ceiling_mbps
+    position = _link_position(chain, figures)
+    link = _link_name(chain.bottleneck.label) if chain.bottleneck else "link"
+    def above(share: str = "") -> str:
+        return f"more than its {link} can carry (~{ceiling:,.0f} MB/s{share}): a cache answered, not the drive"
+
+    said_above = False
     parts = []
     if primary is not None:
-        head = f"{verb} {primary:,.0f} MB/s"
-        if chain.current_ceiling_mbps and chain.bottleneck:
-            head += (
-                f", {_pct(primary, chain.current_ceiling_mbps)}% of its {chain.bottleneck.label} link "
-                f"({chain.current_ceiling_mbps:,.0f} MB/s)"
-            )
+        head = f"{verb} {fmt_rate(primary)}"
+        if ceiling and chain.bottleneck:
+            if position == "above" and primary > ceiling * CACHE_TOLERANCE:
+                head += f", {above(', ' + _pct_text(primary, ceiling))}"
+                said_above = True
+            else:
+                head += f", {_pct_text(primary, ceiling)} of its {link} ({ceiling:,.0f} MB/s)"
         if figures.seq_read_mbps is not None and figures.seq_write_mbps is not None:
-            head += f", writes {figures.seq_write_mbps:,.0f} MB/s"
-        if chain.current_ceiling_mbps is None:
+            head += f"{'; ' if said_above else ', '}writes {fmt_rate(figures.seq_write_mbps)}"
+        if ceiling is None:
             head += " (no physical link ceiling known)"
         parts.append(head)
     if figures.rand_read_iops is not None or figures.rand_write_iops is not None:
@@ -481,10 +588,20 @@ def summary_line(device: Device, chain: LinkChain, figures: Figures) -> str:
             for d, v in (("read", figures.rand_read_iops), ("write", figures.rand_write_iops))
             if v is not None
         )
-        parts.append(f"4K random {rnd} IOPS")
-    could = _headroom(device, chain)
-    if could:
-        parts.append(could[1])
+        over = _iops_over_link(chain, figures)
+        if over and not said_above:
+            rnd += f" IOPS, x 4 KiB = {fmt_rate(max(m for _, _, m in over))}, {above()}"
+            said_above = True
+        else:
+            rnd += " IOPS"
+        parts.append(f"4K random {rnd}")
+    if position == "above" and not said_above:
+        parts.append(f"the best figure is {above()}")
+    elif position == "below":
+        parts.append(f"the link is not the bottleneck here ({NOT_THE_LINK})")
+    elif position == "at":
+        could = _headroom(device, chain)
+        parts.append("the link is the limit" + (f": {could[1]}" if could else ""))
     return "; ".join(parts) if parts else "no figures to judge"
 
 
@@ -498,12 +615,12 @@ def _headroom(device: Device, chain: LinkChain) -> tuple[float, str] | None:
         _, own = pcie_mbps(pcie[0].max_speed_gtps, pcie[0].max_width)
         if own and own > ceiling * 1.05:
             label = pcie_label(pcie[0].max_speed_gtps, pcie[0].max_width)
-            return own, f"the drive could do ~{own:,.0f} MB/s on a {label} link"
+            return own, f"a {_link_name(label)}, which the drive supports, would carry ~{own:,.0f} MB/s"
     usb = next((h for h in device.hops if isinstance(h, UsbHop)), None)
     if usb and usb.device_max_mbps and usb.device_max_mbps > (usb.speed_mbps or 0):
         label, _, best = usb_mbps(usb.device_max_mbps, usb.driver)
         if best and best > ceiling * 1.05:
-            return best, f"the device could do ~{best:,.0f} MB/s on a {label} port"
+            return best, f"a {label} port, which the device supports, would carry ~{best:,.0f} MB/s"
     capable = chain.capable_ceiling_mbps
     if capable and capable > ceiling * 1.05:
         return capable, f"the path could carry ~{capable:,.0f} MB/s at its best rates"

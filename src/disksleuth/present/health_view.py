@@ -226,4 +226,6 @@ def health_summary(h: Health, findings: list[Finding]) -> str:
         looked.append("the error counters")
     if h.percentage_used is not None:
         looked.append("wear")
-    return "Nothing found: no warning signs" + (f" in {', '.join(looked)}" if looked else "") + "."
+    if len(looked) > 1:  # "17 SMART attributes, the error counters and wear"
+        looked = [", ".join(looked[:-1]) + " and " + looked[-1]]
+    return "Nothing found: no warning signs in " + (looked[0] if looked else "what smartctl reported") + "."

@@ -740,7 +740,7 @@ class Store:
                 **_unj(t["extra_json"], {}),
                 "series": series.get(t["id"], []),
             }
-            (reference if t["is_reference"] else tests).append(doc)
+            (reference if t["is_reference"] else tests).append(capped_latencies(doc))
         device = _unj(r["device_json"], {})
         if not device and (r["device_name"] or r["device_model"]):
             device = {"name": r["device_name"], "model": r["device_model"]}
@@ -780,6 +780,27 @@ class Store:
             ],
             "summary": r["summary"],
         }
+
+
+_PERCENTILES = ("p50", "p99", "p999")
+
+
+def capped_latencies(test: dict[str, Any]) -> dict[str, Any]:
+    """A stored test with no percentile above its max, overall and per direction. New runs are capped
+    when made (analysis.results: fio reports a bucket's middle, which can pass the largest latency seen);
+    runs stored or exported before that, or imported from elsewhere, are capped here, where every
+    reader (show, report, compare, exporter, fleet) gets them."""
+    out = dict(test)
+    for prefix in ("", "read_", "write_"):
+        top = out.get(f"{prefix}lat_max_us")
+        if not isinstance(top, (int, float)) or isinstance(top, bool):
+            continue
+        for p in _PERCENTILES:
+            key = f"{prefix}lat_{p}_us"
+            value = out.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > top:
+                out[key] = top
+    return out
 
 
 def _without_serial(device: dict[str, Any]) -> dict[str, Any]:

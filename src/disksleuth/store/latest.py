@@ -7,7 +7,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from disksleuth.store.db import FINDINGS, RUNS, TEST_FIGURES, TESTS, Store
+from disksleuth.store.db import FINDINGS, RUNS, TEST_FIGURES, TESTS, Store, capped_latencies
 
 
 def _existing_store(db_url: str | None) -> Store:
@@ -57,7 +57,7 @@ def latest_tests(db_url: str | None, hostname: str) -> list[dict[str, Any]]:
         item = {"device": row["device_name"], "test_id": row["test_id"], "run_id": row["run_id"]}
         item["started_at_s"] = epoch_s(row["started_at"])
         item.update({name: row[name] for name in TEST_FIGURES})
-        out.append(item)
+        out.append(capped_latencies(item))
     return out
 
 
