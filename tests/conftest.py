@@ -314,3 +314,13 @@ def postgres_url(postgres_server: PostgresServer) -> str:
 def fresh_postgres_url(postgres_server: PostgresServer) -> str:
     """A postgresql:// URL to a database of this test's own, new and empty."""
     return postgres_server.create_database()
+
+
+def findings_exit(output: str) -> int:
+    """The exit code the contract gives `check`/`bench` output (0 ok, 1 a finding at warn or critical):
+    from a --json document's findings, or from the text's severity lines ("! warn · code")."""
+    try:
+        doc = json.loads(output)
+    except ValueError:
+        return 1 if any(f" {s} · " in output for s in ("warn", "critical")) else 0
+    return 1 if any(f.get("severity") in ("warn", "critical") for f in doc.get("findings") or []) else 0

@@ -14,7 +14,16 @@ import tempfile
 import time
 
 import pytest
-from conftest import blkio_throttle, have_blkio, in_cgroup, loop_device, mounted_ext4, needs_fio, needs_loop
+from conftest import (
+    blkio_throttle,
+    findings_exit,
+    have_blkio,
+    in_cgroup,
+    loop_device,
+    mounted_ext4,
+    needs_fio,
+    needs_loop,
+)
 
 from disksleuth.probe.fio_parse import aggregate, parse_fio_json
 
@@ -36,7 +45,7 @@ def _bench_json(*args: str, cgroup: str | None = None) -> dict:
     if cgroup:
         argv = in_cgroup(cgroup, argv)
     res = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == findings_exit(res.stdout), res.stderr
     return json.loads(res.stdout)
 
 
@@ -136,7 +145,7 @@ def test_destructive_without_tty_needs_yes_and_shows_identity():
             text=True,
             stdin=subprocess.DEVNULL,
         )
-        assert res.returncode == 0, res.stderr
+        assert res.returncode == findings_exit(res.stdout), res.stderr
         assert f"DESTRUCTIVE: write tests will overwrite {dev}" in res.stderr and "bytes)" in res.stderr
         ids = [t["id"] for t in json.loads(res.stdout)["tests"]]
         assert "RND4K_Q32T1_write" in ids

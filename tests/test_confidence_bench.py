@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import blkio_throttle, have_blkio, in_cgroup, loop_device, needs_fio, needs_loop
+from conftest import blkio_throttle, findings_exit, have_blkio, in_cgroup, loop_device, needs_fio, needs_loop
 
 from disksleuth.present.bench_view import render_run, run_from_dict
 
@@ -33,7 +33,7 @@ def test_a_steady_device_stops_when_sure_and_the_interval_holds_the_true_rate():
     # blk-throttle on this kernel (docs/PERFORMANCE.md).
     with loop_device(256, fill=True) as dev, blkio_throttle(dev, read_bps=THROTTLE_MBPS * 1_000_000) as procs:
         res = _bench(dev, "--profile", "quick", "--engine", "libaio", "--precision", "15", "--json", cgroup=procs)
-        assert res.returncode == 0, res.stderr
+        assert res.returncode == findings_exit(res.stdout), res.stderr
         seq = next(t for t in json.loads(res.stdout)["tests"] if t["id"] == "SEQ1M_Q8T1_read")
         assert seq["settled"] is True and seq["precision_target_pct"] == 15 and seq["ci95_pct"] <= 15, seq
         assert 1.5 <= seq["runtime_s"] < 3.0, seq  # stopped between its minimum and its maximum
@@ -54,7 +54,7 @@ def test_a_steady_device_stops_when_sure_and_the_interval_holds_the_true_rate():
 def test_repeat_reports_medians_and_the_spread_in_json_and_text(capsys, monkeypatch):
     with loop_device(128, fill=True) as dev:
         res = _bench(dev, "--profile", "quick", "--repeat", "3", "--time", "1", "--json")
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == findings_exit(res.stdout), res.stderr
     doc = json.loads(res.stdout)
     tests = doc["tests"]
     assert [t["id"] for t in tests] == ["SEQ1M_Q8T1_read", "RND4K_Q32T1_read"]

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FIO_FIXTURES, loop_device, needs_fio, needs_loop
+from conftest import FIO_FIXTURES, findings_exit, loop_device, needs_fio, needs_loop
 
 from disksleuth.analysis.results import result_from_fio
 from disksleuth.model import Run
@@ -100,7 +100,7 @@ def test_real_randrw_run_reports_both_directions():
             text=True,
             timeout=120,
         )
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == findings_exit(res.stdout), res.stderr
     import json
 
     t = json.loads(res.stdout)["tests"][0]

@@ -15,7 +15,7 @@ import time
 
 import pytest
 import sqlalchemy as sa
-from conftest import needs_fio
+from conftest import findings_exit, needs_fio
 
 from disksleuth.analysis.compare import format_ratio
 from disksleuth.store.db import SCHEMA_VERSION, Store
@@ -349,7 +349,7 @@ def test_real_runs_saved_and_compared_in_markdown(tmp_path):
             text=True,
             timeout=120,
         )
-        assert res.returncode == 0, res.stderr
+        assert res.returncode == findings_exit(res.stdout), res.stderr
         ids.append(json.loads(res.stdout)["run"]["id"])
     assert ids == [1, 2]
     md = subprocess.run(

@@ -16,7 +16,7 @@ import sys
 import time
 
 import pytest
-from conftest import blkio_throttle, in_cgroup, loop_device, mounted_ext4, needs_fio, needs_loop
+from conftest import blkio_throttle, findings_exit, in_cgroup, loop_device, mounted_ext4, needs_fio, needs_loop
 from emulated_cache import CacheModel, cache_drive, missing, sectors_written
 
 pytestmark = [needs_loop, needs_fio, pytest.mark.skipif(missing() is not None, reason=missing() or "")]
@@ -29,7 +29,7 @@ def _bench(cli, dev: str, *extra: str) -> dict:
         "bench", dev, "--profile", "sustained", "--destructive", "--yes", "--json", "--engine", "libaio",
         "--no-save", *extra,
     )  # fmt: skip
-    assert res.code == 0, res.err
+    assert res.code == findings_exit(res.out), res.err
     return res.json()
 
 
@@ -193,7 +193,7 @@ def test_device_in_use_is_refused(cli):
 def test_scratch_file_removed_after_a_fill(cli):
     with loop_device(256) as dev, mounted_ext4(dev) as mnt:
         res = cli("bench", mnt, "--profile", "sustained", "--size", "64M", "--json", "--no-save")
-        assert res.code == 0, res.err
+        assert res.code == findings_exit(res.out), res.err
         doc = res.json()
         assert doc["sustained"]["written_bytes"] == 64 * 2**20
         assert doc["sustained"]["mbps"] > 0  # the fill ran (64 MiB is too short to judge: no sustained_mbps)
@@ -204,7 +204,7 @@ def test_scratch_default_size_is_half_the_free_space(cli):
     with loop_device(128) as dev, mounted_ext4(dev) as mnt:
         free = os.statvfs(mnt).f_bavail * os.statvfs(mnt).f_frsize
         res = cli("bench", mnt, "--profile", "sustained", "--json", "--no-save")
-        assert res.code == 0, res.err
+        assert res.code == findings_exit(res.out), res.err
         assert res.json()["sustained"]["written_bytes"] == pytest.approx(free / 2, rel=0.05)
         assert not [n for n in os.listdir(mnt) if n != "lost+found"]
 
