@@ -115,7 +115,7 @@ def short_fill(tmp_path_factory):
     with loop_device(128) as dev:
         argv = [sys.executable, "-m", "disksleuth", "--db", db, "--json", "bench", dev, *fill]
         res = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == findings_exit(res.stdout), res.stderr
     return db, json.loads(res.stdout)
 
 
