@@ -83,8 +83,10 @@ def test_cache_suspected_on_a_virtual_disk_words_what_is_known():
     assert figures.measured_direct
     cache = next(f for f in verdicts(disk, link_chain(disk.hops), figures) if f.code == "cache_suspected")
     assert "faster than the hardware allows" not in cache.message
-    assert cache.message.startswith("Writes beat reads on a virtual disk, so the host is probably caching")
-    assert "sequential writes (817 MB/s) beat reads (664 MB/s)" in cache.message
+    assert cache.message == (
+        "Sequential writes (817 MB/s) beat reads (664 MB/s) on a virtio virtual disk: "
+        "the host is probably caching the writes in its memory."
+    )
     assert "Measure with direct I/O" not in cache.hint and "cache=none" in cache.hint
     assert "measured with direct I/O (fio --direct=1)" in cache.hint
     # Figures given by hand (explain) may not be direct I/O: there the advice stands.

@@ -244,7 +244,7 @@ def cache_suspected(device: Device, chain: LinkChain, figures: Figures) -> Findi
         )
     if only_host_cache:
         # No hardware ceiling is known on a virtual disk: only that writes beat reads, which real media do not.
-        message = "Writes beat reads on a virtual disk, so the host is probably caching: " + host_cache + "."
+        message = host_cache[0].upper() + host_cache[1:] + "."
     elif straddles and len(reasons) == 1:
         message = "The result may be faster than the hardware allows: " + "; ".join(reasons) + "."
     else:
