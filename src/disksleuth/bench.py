@@ -359,6 +359,16 @@ def run_bench(
     return execute(plan, events, version, stop_rule=stop_rule)
 
 
+def _require_phase_detection() -> None:
+    try:
+        import ruptures  # noqa: F401  (only a sustained run pays for this import)
+    except ImportError:
+        raise EnvironmentProblem(
+            "the sustained profile needs the Python package ruptures (change-point detection), which is missing "
+            "from this installation; reinstall disksleuth (pip install --force-reinstall disksleuth)"
+        ) from None
+
+
 def _confirm(plan: BenchPlan, events: Events) -> None:
     if plan.destructive_identity is None:
         return
@@ -375,6 +385,8 @@ def execute(plan: BenchPlan, events: Events, version: str, *, stop_rule: StopRul
     for step in plan.tests:
         if step.kind not in ANALYSES and step.kind != "fill":
             raise UsageError(f"{step.spec.id}: no analysis for tests of kind {step.kind!r}")
+    if any(step.kind == "fill" for step in plan.tests):
+        _require_phase_detection()  # before writing anything: a broken install must not cost a finished fill
     target = plan.target
     started = _now_iso()
     notes = [*plan.without_root, *plan.notes]

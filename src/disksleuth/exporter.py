@@ -143,8 +143,12 @@ def parse_listen(text: str) -> tuple[str, int]:
     host, sep, port_text = text.rpartition(":")
     if not sep or not port_text.isdigit() or not 0 <= int(port_text) < 65536:
         raise UsageError(f"--listen {text!r}: expected ADDR:PORT, e.g. 127.0.0.1:9958 or :9958")
-    host = host.strip("[]") or "0.0.0.0"
-    return host, int(port_text)
+    if host.startswith("[") or host.endswith("]"):  # an IPv6 address, bracketed whole: [::1]:9958
+        if not (host.startswith("[") and host.endswith("]") and len(host) > 2):
+            raise UsageError(f"--listen {text!r}: an IPv6 address goes in brackets, e.g. [::1]:9958")
+        host = host[1:-1]
+    # Every address only when asked for with ':PORT'; a typo must not expose the exporter.
+    return host or "0.0.0.0", int(port_text)
 
 
 def write_textfile(directory: str, snap: Snapshot) -> str:
@@ -166,7 +170,11 @@ def write_textfile(directory: str, snap: Snapshot) -> str:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(exposition(snap))
-        os.chmod(tmp, 0o644)  # node_exporter usually runs as another user
+            # node_exporter usually runs as another user. On the descriptor, never by name: in a directory
+            # others can write to, the name may already be a symlink to someone's secret.
+            os.fchmod(fh.fileno(), 0o644)
+        if os.path.isdir(path) and not os.path.islink(path):
+            raise UsageError(f"--textfile {directory}: {path} is a directory")
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

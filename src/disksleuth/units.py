@@ -203,13 +203,19 @@ def parse_count(text: str, what: str) -> float:
     return value
 
 
+# Seconds, percentages and counts given as options: a billion of any of them is already absurd.
+MAX_OPTION_VALUE = 1e9
+
+
 def parse_positive(text: str, what: str) -> float:
     try:
         value = float(text.replace(",", "").replace("_", ""))
     except ValueError:
         raise UsageError(f"{what} must be a number: {text!r}") from None
-    if value <= 0:
-        raise UsageError(f"{what} must be positive: {text!r}")
+    if not math.isfinite(value) or value <= 0:  # float() takes 'nan', 'inf' and '1e400' (= inf)
+        raise UsageError(f"{what} must be a positive number: {text!r}")
+    if value > MAX_OPTION_VALUE:
+        raise UsageError(f"{what} is too large: {text!r} (at most {MAX_OPTION_VALUE:,.0f})")
     return value
 
 

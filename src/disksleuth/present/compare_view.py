@@ -7,13 +7,21 @@ import io
 from typing import Any
 
 from disksleuth.analysis.compare import LOWER_IS_BETTER, METRIC_LABELS, Comparison, change_word, table_cells
+from disksleuth.present.text import safe_text
+
+
+def _md_cell(text: str) -> str:
+    """A cell from stored text (labels, test ids): control characters shown as escapes, never sent to the
+    terminal, and no newline or '|' to break the table."""
+    return safe_text(text, markup=False).replace("|", "\\|")
 
 
 def to_markdown(c: Comparison) -> str:
     header, rows = table_cells(c)
     right = [False, False] + [True] * (len(header) - 2)
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if r else "---" for r in right) + "|"]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    lines = ["| " + " | ".join(_md_cell(h) for h in header) + " |"]
+    lines.append("|" + "|".join("---:" if r else "---" for r in right) + "|")
+    lines += ["| " + " | ".join(_md_cell(cell) for cell in row) + " |" for row in rows]
     if c.reference_id is not None:
         lines.append(f"\nFigures are % of run #{c.reference_id}.")
 
@@ -29,7 +37,7 @@ def to_csv(c: Comparison) -> str:
         header += [f"pct_of_run_{c.reference_id}_run_{rid}" for rid in c.run_ids]
     writer.writerow(header)
     for r in c.rows:
-        row: list[Any] = [r.test_id, r.metric, *("" if v is None else v for v in r.values)]
+        row: list[Any] = [safe_text(r.test_id, markup=False), r.metric, *("" if v is None else v for v in r.values)]
         row += ["" if x is None else round(x, 4) for x in r.ratios]
         if c.reference_id is not None:
             row += ["" if p is None else round(p, 2) for p in r.pct_of_reference]

@@ -342,6 +342,9 @@ def _engine(url: str, create: bool) -> Engine:
             f"--db {_redact(url)}: the database driver is missing ({exc.name}); pip install 'disksleuth[postgres]'"
         ) from exc
     if engine.dialect.name == "sqlite":
+        if (parsed.database or "").startswith("file:"):
+            # A SQLite URI could name any file or device with any open mode; the checks below need a plain path.
+            raise UsageError(f"--db {_redact(url)}: give the store as a plain path, not a SQLite file: URI")
         path = _sqlite_path(parsed)
         if path:
             if not os.path.exists(path):
@@ -353,6 +356,9 @@ def _engine(url: str, create: bool) -> Engine:
                     raise StoreError(f"cannot create the results store {path}: {exc.strerror}") from None
             elif os.path.isdir(path):
                 raise UsageError(f"--db {path} is a directory; give the store's file, e.g. {path}/results.sqlite")
+            elif not stat.S_ISREG(os.stat(path).st_mode):
+                # SQLite would write its pages straight onto a block device (a mounted file system included).
+                raise UsageError(f"--db {path} is not a regular file (a device, FIFO or socket); the store is a file")
 
         @sa.event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

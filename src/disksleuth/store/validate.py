@@ -30,6 +30,9 @@ class Invalid(ParseError):
     pass
 
 
+MAX_FLOAT = 1e15  # larger than any MB/s, IOPS, latency in µs or timestamp a run records
+
+
 def _fail(path: str, what: str) -> typing.NoReturn:
     raise Invalid(f"{path}: {what}")
 
@@ -46,6 +49,9 @@ def check_plain(value: Any, path: str, depth: int = 0) -> None:
     elif isinstance(value, float):
         if not math.isfinite(value):
             _fail(path, "not a finite number")
+        if abs(value) > MAX_FLOAT:
+            # 1e308 MB/s passed once and then broke the report's axes; no figure of ours comes near 1e15.
+            _fail(path, "implausibly large")
     elif isinstance(value, str):
         if len(value) > MAX_STRING:
             _fail(path, "string too long")
