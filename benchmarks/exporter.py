@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -76,7 +77,7 @@ def store_with_runs(path: str, count: int = DEVICES) -> str:
         doc["run"]["host"]["hostname"] = socket.gethostname()
         doc["run"]["device"] = doc["device"]["name"] = f"nvme{i}n1"
         doc["run"].pop("id", None)
-        doc["run"].pop("uuid", None)
+        doc["run"]["uuid"] = str(uuid.uuid4())  # 64 runs, not one imported 64 times
         runs.append(doc)
     export = path + ".export.json"
     with open(export, "w") as fh:

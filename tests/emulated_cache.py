@@ -54,6 +54,9 @@ class CacheModel:
     hot_bps: int | None = None
 
 
+IDLE_S = 1.0  # the test's --recovery idle (2 s) still leaves 1 s to drain: 150 MB at 200 MB/s takes 0.75 s
+
+
 @dataclass
 class Watcher:
     dev: str
@@ -115,8 +118,10 @@ class Watcher:
             delta, self.written_bytes = total - self.written_bytes, total
             if delta > 0:
                 last_write = now
-            # Sector counts arrive in steps under a throttle: idle means nothing written for half a second.
-            idle = now - last_write > 0.5
+            # Sector counts arrive in steps under a throttle, and blk-throttle at 40 MB/s stalls a writer for
+            # ~0.5 s at a time (seen on a quiet machine): idle means nothing written for IDLE_S, well beyond
+            # that, or a stall would drain the cache mid-fill and bring the burst rate back.
+            idle = now - last_write > IDLE_S
             if delta > 0:  # a full cache holds no more: later writes go to the slow medium
                 self.cache_level_bytes = min(self.cache_level_bytes + delta, m.cache_bytes or 0)
             elif idle and m.drain_bps:

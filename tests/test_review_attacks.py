@@ -167,7 +167,7 @@ def test_compare_markdown_and_csv_never_carry_escapes(cli, tmp_path) -> None:
 )
 def test_non_finite_option_values_are_one_line(cli, tmp_path, args) -> None:
     res = cli(*(a.format(tmp=tmp_path) for a in args))
-    assert res.code == 2 and "positive number" in res.err and "internal error" not in res.err, res.err
+    assert res.code == 2 and "must be positive" in res.err and "internal error" not in res.err, res.err
 
 
 def test_an_absurd_figure_is_refused_at_import_so_every_run_renders(cli, tmp_path) -> None:

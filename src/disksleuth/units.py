@@ -213,7 +213,7 @@ def parse_positive(text: str, what: str) -> float:
     except ValueError:
         raise UsageError(f"{what} must be a number: {text!r}") from None
     if not math.isfinite(value) or value <= 0:  # float() takes 'nan', 'inf' and '1e400' (= inf)
-        raise UsageError(f"{what} must be a positive number: {text!r}")
+        raise UsageError(f"{what} must be positive: {text!r}")
     if value > MAX_OPTION_VALUE:
         raise UsageError(f"{what} is too large: {text!r} (at most {MAX_OPTION_VALUE:,.0f})")
     return value
