@@ -242,6 +242,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _stop(proc: subprocess.Popen, timeout_s: float) -> None:
+    """SIGTERM, then SIGKILL if it has not gone within timeout_s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 @contextlib.contextmanager
 def _exporter_process(*args: str) -> Iterator[str]:
     """`disksleuth exporter --listen 127.0.0.1:0 ...`; yields its base URL once it listens."""
@@ -265,12 +275,7 @@ def _exporter_process(*args: str) -> Iterator[str]:
         doc = json.loads(buf)
         yield doc["exporter"]["url"].removesuffix("/metrics")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _stop(proc, timeout_s=10)
     assert proc.returncode in (0, 143, -15), proc.stderr.read() if proc.stderr else ""
 
 
@@ -324,12 +329,7 @@ def test_http_endpoint_scraped_by_a_real_prometheus(tmp_path) -> None:
             with urllib.request.urlopen(f"http://{web}/api/v1/query?query={up}", timeout=5) as resp:
                 assert json.load(resp)["data"]["result"][0]["value"][1] == "1"
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+            _stop(server, timeout_s=15)
 
 
 def test_documented_alert_rules_pass_promtool(tmp_path) -> None:

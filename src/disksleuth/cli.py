@@ -97,7 +97,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     devices = list_devices(_sysfs_root(args))
     if not args.all:
         # Unattached loop devices and unconfigured zram have size 0; lsblk hides them too.
-        devices = [d for d in devices if not (d.transport in ("loop", "zram") and not d.size_bytes)]
+        devices = [d for d in devices if not d.is_unattached]
     rows = []
     for dev in devices:
         chain = link_chain(dev.hops)

@@ -93,8 +93,8 @@ def health_paths(devices: list[Device]) -> list[str]:
 def disk_states(devices: list[Device], cache: HealthCache | None) -> tuple[DiskState, ...]:
     out = []
     for device in devices:
-        if device.transport in ("loop", "zram") and not device.size_bytes:
-            continue  # unattached loop devices and unconfigured zram, hidden as `list` hides them
+        if device.is_unattached:
+            continue  # hidden as `list` hides them
         health, read_at = cache.get(device.path) if cache else (None, None)
         dev = with_drive_sata_max(device, health) if health is not None else device  # type: ignore[arg-type]
         chain = link_chain(dev.hops)

@@ -147,6 +147,11 @@ class Device:
     def is_partition(self) -> bool:
         return self.parent is not None
 
+    @property
+    def is_unattached(self) -> bool:
+        """An unattached loop device or unconfigured zram (size 0): lsblk hides them, and so do we."""
+        return self.transport in ("loop", "zram") and not self.size_bytes
+
     def all_mountpoints(self) -> tuple[str, ...]:
         mps = list(self.mountpoints)
         for part in self.partitions:
