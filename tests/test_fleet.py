@@ -40,7 +40,8 @@ def two_hosts_check_into(db: str, target: str) -> None:
         out, err = proc.communicate(timeout=240)
         assert proc.returncode in (0, 1), (host, err)
         doc = json.loads(out)
-        assert doc["run"]["id"] is not None, (host, err)  # saved, not just measured
+        # saved, not just measured (the store's own reason in full: pytest would cut stderr short)
+        assert doc["run"]["id"] is not None, f"{host}: {doc.get('store')}"
 
 
 def assert_fleet_shows_both(cli, db: str) -> None:

@@ -36,9 +36,11 @@ from disksleuth.plan import (
     BenchPlan,
     Placement,
     TestStep,
+    measuring_limit_s,
     plan_bench,
     profile_named,
     with_prepared_bytes,
+    with_time_limit,
 )
 from disksleuth.probe import fio, runner
 from disksleuth.probe.fio_parse import aggregate
@@ -215,7 +217,9 @@ class ConfidenceStop:
 
     def __init__(self, step: TestStep):
         self.step = step
-        self.rule = confidence.StopRule(step.precision_pct or confidence.DEFAULT_TARGET_PCT, step.min_s)
+        self.rule = confidence.StopRule(
+            step.precision_pct or confidence.DEFAULT_TARGET_PCT, step.min_s, step.status_interval_s
+        )
         self.samples: list[StatusSample] = []
 
     def __call__(self, sample: StatusSample) -> bool:
@@ -324,6 +328,7 @@ def analyse_timed(outcome: FioOutcome) -> TestResult:
         stopped_early=outcome.stopped_early,
         adaptive=step.adaptive,
         target_pct=step.precision_pct if step.adaptive else DEFAULT_PRECISION_PCT,
+        sample_s=step.status_interval_s,
     )
 
 
@@ -395,19 +400,11 @@ def execute(plan: BenchPlan, events: Events, version: str, *, stop_rule: StopRul
         ctx = _Ctx(events, version, watch.latest_temperature, stop_rule)
         with _main_target(plan, ctx) as (plan, where, where_notes):
             notes.extend(where_notes)
-            passes = [
-                [
-                    _run_fill(step, where, ctx, watch, plan.recovery_idle_s)
-                    if step.kind == "fill"
-                    else _run_test(step, where, ctx)
-                    for step in plan.tests
-                ]
-                for _ in range(plan.passes)
-            ]
+            passes = [_run_pass(plan, plan.tests, where, ctx, watch) for _ in range(plan.passes)]
             results = list(confidence.median_of_passes(passes)) if plan.passes > 1 else passes[0]
         reference: tuple[TestResult, ...] = ()
         if plan.reference is not None:
-            reference = _run_reference(plan.reference, plan.tests, ctx)
+            reference = _run_reference(plan, plan.reference, plan.tests, ctx)
             results = list(with_reference(results, reference))
     return Run(
         target=target.path,
@@ -495,7 +492,27 @@ def _resolve(
     return where, list(notes)
 
 
-def _run_reference(placement: Placement, steps: tuple[TestStep, ...], ctx: _Ctx) -> tuple[TestResult, ...]:
+def _run_pass(
+    plan: BenchPlan, steps: tuple[TestStep, ...], where: Where, ctx: _Ctx, watch: HealthWatch | None = None
+) -> list[TestResult]:
+    """Each step once, in order; adaptive tests share the pass's measuring budget (plan.measuring_limit_s)."""
+    results: list[TestResult] = []
+    budget_left = plan.measure_budget_s
+    for i, step in enumerate(steps):
+        if step.kind == "fill":
+            assert watch is not None
+            results.append(_run_fill(step, where, ctx, watch, plan.recovery_idle_s))
+            continue
+        result = _run_test(with_time_limit(step, measuring_limit_s(steps[i:], budget_left)), where, ctx)
+        if budget_left is not None and step.adaptive:
+            budget_left -= result.runtime_s
+        results.append(result)
+    return results
+
+
+def _run_reference(
+    plan: BenchPlan, placement: Placement, steps: tuple[TestStep, ...], ctx: _Ctx
+) -> tuple[TestResult, ...]:
     ctx.events.phase("RAM-backed reference", None)
     with ram_reference(placement.size_bytes) as (path, direct):
         where = Where(
@@ -508,7 +525,7 @@ def _run_reference(placement: Placement, steps: tuple[TestStep, ...], ctx: _Ctx)
             read_only=False,
             temporary="a RAM-backed loop device" if path.startswith("/dev/loop") else "a file on /dev/shm",
         )
-        return tuple(_run_test(step, where, ctx) for step in steps)
+        return tuple(_run_pass(plan, steps, where, ctx))
 
 
 def _engine(path: str, direct: bool, forced: str | None, pass_fds: tuple[int, ...] = ()) -> str:

@@ -25,9 +25,11 @@ REFERENCE_MAX_BYTES = 512 * MIB
 TIMEOUT_MARGIN_S = 120.0
 PRECONDITION_PASSES = 2
 DEFAULT_PRECISION_PCT = 3.0
-# fio's status documents, the samples of the confidence interval (analysis/confidence.py): four a second
-# give a 2 s test eight samples.
-SAMPLE_INTERVAL_S = 0.25
+# fio's status documents, the samples of the confidence interval (analysis/confidence.py): ten a second
+# give a 1.5 s test seven batches where four a second gave it none, and at 3 s the intervals came out
+# about a quarter narrower (the same runs, summed to 250 ms and to 100 ms; docs/PERFORMANCE.md). fio
+# writes the documents from its helper thread; at this rate they cost no measurable throughput.
+SAMPLE_INTERVAL_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,25 @@ class BenchPlan:
     without_root: tuple[str, ...] = ()  # what runs differently or is skipped without root: said up front
     recovery_idle_s: float | None = None  # sustained --recovery: idle this long, then a second burst
     passes: int = 1  # --repeat: the tests run this many times over on the same prepared target
+    measure_budget_s: float | None = None  # measuring time the adaptive tests of one pass share
+
+
+def measuring_limit_s(steps_left: tuple[TestStep, ...], budget_left_s: float | None) -> float:
+    """How long the first of `steps_left` may measure, with `budget_left_s` of the pass's budget left.
+
+    Every test keeps its minimum; what the budget holds beyond the minimums of the tests still to run
+    is shared equally, up to the test's own maximum. A test that stops early leaves its share to the rest."""
+    step = steps_left[0]
+    if budget_left_s is None or not step.adaptive:
+        return step.runtime_s
+    spare = budget_left_s - sum(s.min_s for s in steps_left)
+    return min(step.runtime_s, step.min_s + max(0.0, spare) / len(steps_left))
+
+
+def with_time_limit(step: TestStep, limit_s: float) -> TestStep:
+    if limit_s == step.runtime_s:
+        return step
+    return replace(step, runtime_s=limit_s, timeout_s=limit_s + step.ramp_s + TIMEOUT_MARGIN_S)
 
 
 def profile_named(name: str) -> Profile:
@@ -285,6 +306,7 @@ def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile, *, root
     if skipped:
         notes.append("skipped write tests: " + ", ".join(skipped))
     reference = _reference_placement(main.size_bytes) if profile.reference else None
+    steps = plan_steps(profile, opts, writes_ok)
     return BenchPlan(
         profile=profile,
         target=target,
@@ -292,13 +314,14 @@ def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile, *, root
         destructive_identity=identity,
         ask_to_confirm=identity is not None and not opts.yes,
         main=main,
-        tests=plan_steps(profile, opts, writes_ok),
+        tests=steps,
         reference=reference,
         notes=tuple(notes),
         read_health=physical and root,
         without_root=() if root else _without_root(profile, physical),
         recovery_idle_s=opts.recovery_idle_s,
         passes=max(1, opts.repeat),
+        measure_budget_s=profile.measure_budget_s if any(t.adaptive for t in steps) else None,
     )
 
 

@@ -32,6 +32,10 @@ from disksleuth.model import TestResult
 from disksleuth.model_fio import StatusSample
 
 MIN_BATCH_SIZE = 2
+# A batch spans at least this long when the sample length is known. Samples of 100 ms can hold only a
+# few I/Os: blk-throttle's dispatch slices made a steady 50 MB/s read alternate 28/87 MB/s, and batches
+# of two such samples doubled its interval (tests/test_confidence_bench.py).
+MIN_BATCH_S = 0.3
 MIN_BATCHES = 4
 MAX_BATCHES = 10
 MAX_BATCH_LAG1 = 0.5
@@ -92,11 +96,13 @@ def _lag1(values: Sequence[float]) -> float:
     return sum((a - mean) * (b - mean) for a, b in zip(values, values[1:], strict=False)) / den
 
 
-def batch_means(values: Sequence[float]) -> Interval | None:
-    """The 95% interval of the mean of `values` (equal-length samples in time order), or None when
-    there are too few samples for MIN_BATCHES batches or the mean is not positive."""
+def batch_means(values: Sequence[float], sample_s: float | None = None) -> Interval | None:
+    """The 95% interval of the mean of `values` (equal-length samples in time order, each `sample_s`
+    long when known), or None when there are too few samples for MIN_BATCHES batches or the mean is
+    not positive."""
     n = len(values)
-    size = max(MIN_BATCH_SIZE, n // MAX_BATCHES)
+    least = MIN_BATCH_SIZE if not sample_s else max(MIN_BATCH_SIZE, math.ceil(MIN_BATCH_S / sample_s - 1e-9))
+    size = max(least, n // MAX_BATCHES)
     count = n // size
     if count < MIN_BATCHES:
         return None
@@ -136,8 +142,8 @@ def measured_rates(samples: Sequence[StatusSample], ramp_s: float) -> list[float
     return [p.read_mbps + p.write_mbps for p in series_from_samples(samples[start:])]
 
 
-def ci95_pct(values: Sequence[float]) -> float | None:
-    interval = batch_means(values)
+def ci95_pct(values: Sequence[float], sample_s: float | None = None) -> float | None:
+    interval = batch_means(values, sample_s)
     return round(interval.pct, 2) if interval is not None else None
 
 
@@ -148,11 +154,12 @@ class StopRule:
 
     target_pct: float = DEFAULT_TARGET_PCT
     min_s: float = 0.0
+    sample_s: float | None = None
 
     def sure(self, values: Sequence[float], measured_s: float) -> bool:
         if measured_s + 1e-9 < self.min_s:
             return False
-        interval = batch_means(values)
+        interval = batch_means(values, self.sample_s)
         return interval is not None and interval.pct <= self.target_pct
 
 

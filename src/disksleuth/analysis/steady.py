@@ -69,15 +69,17 @@ def annotate(
     adaptive: bool,
     target_pct: float | None = None,
     measured: Sequence[float] | None = None,
+    sample_s: float | None = None,
 ) -> TestResult:
     """Stability, the 95% interval of the headline figure, and burst/sustained figures.
 
     `adaptive`: the test was meant to stop when its interval reached `target_pct`; `stopped_early`: it did.
-    `measured`: the per-interval MB/s after the ramp as the stop rule saw them (default: from the series)."""
+    `measured`: the per-interval MB/s after the ramp as the stop rule saw them (default: from the series),
+    each `sample_s` long."""
     values = list(measured) if measured is not None else measured_values(result, ramp_s)
     per_second = per_second_values(result, ramp_s)
     spread = spread_pct(per_second[-WINDOW:])
-    interval = confidence.batch_means(values)
+    interval = confidence.batch_means(values, sample_s)
     ci = round(interval.pct, 2) if interval is not None else None
     notes = list(result.notes)
     if adaptive:
