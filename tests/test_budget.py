@@ -109,3 +109,12 @@ def test_replace_keeps_unlimited_steps_identical():
     step = _plan().tests[0]
     assert bench.with_time_limit(step, step.runtime_s) is step
     assert bench.with_time_limit(step, 2.0) == replace(step, runtime_s=2.0, timeout_s=step.timeout_s - 2.0)
+
+
+def test_a_tighter_precision_asks_for_more_time_a_looser_one_keeps_the_budget():
+    # --precision 1 on the standard set: the budget would have cut each test to ~2.75 s and said it
+    # "did not reach ±1%"; a third of the half-width needs nine times the time, up to each test's maximum.
+    tight = _plan(precision_pct=1.0)
+    assert tight.measure_budget_s == pytest.approx(22.0 * 9)
+    assert {a for _, a, _ in _run_pass_with(tight, 1.0)} == {4.0}
+    assert _plan(precision_pct=10.0).measure_budget_s == 22.0

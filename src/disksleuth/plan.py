@@ -321,8 +321,17 @@ def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile, *, root
         without_root=() if root else _without_root(profile, physical),
         recovery_idle_s=opts.recovery_idle_s,
         passes=max(1, opts.repeat),
-        measure_budget_s=profile.measure_budget_s if any(t.adaptive for t in steps) else None,
+        measure_budget_s=_budget_s(profile, opts) if any(t.adaptive for t in steps) else None,
     )
+
+
+def _budget_s(profile: Profile, opts: BenchOptions) -> float | None:
+    """The pass's measuring budget. A tighter --precision asks for more time: an interval narrows as the
+    square root of the time measured, so the budget grows as (default / asked)^2 (each test still stops at
+    its maximum); a looser one leaves the budget as it is, since tests that are sure stop anyway."""
+    if profile.measure_budget_s is None:
+        return None
+    return profile.measure_budget_s * max(1.0, (DEFAULT_PRECISION_PCT / opts.precision_pct) ** 2)
 
 
 def _reference_placement(used_bytes: int) -> Placement:
