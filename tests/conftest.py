@@ -138,7 +138,11 @@ def have_blkio() -> str | None:
 
 @contextlib.contextmanager
 def blkio_throttle(
-    dev: str, read_bps: int | None = None, write_bps: int | None = None, write_iops: int | None = None
+    dev: str,
+    read_bps: int | None = None,
+    write_bps: int | None = None,
+    write_iops: int | None = None,
+    read_iops: int | None = None,
 ) -> Iterator[str]:
     """A cgroup v1 blkio group that throttles `dev`; yields the cgroup.procs path to join.
 
@@ -153,6 +157,7 @@ def blkio_throttle(
             ("read_bps_device", read_bps),
             ("write_bps_device", write_bps),
             ("write_iops_device", write_iops),
+            ("read_iops_device", read_iops),
         ):
             if value:
                 with open(os.path.join(group, f"blkio.throttle.{name}"), "w") as fh:

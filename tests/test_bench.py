@@ -55,18 +55,28 @@ def _test(doc: dict, test_id: str) -> dict:
 
 @needs_loop
 def test_quick_on_loop_matches_its_own_fio_command():
-    """RND4K Q32T1 read IOPS within 10% of pasting fio_command by hand, over alternating runs."""
-    with loop_device(256, fill=True) as dev:
+    """RND4K Q32T1 read IOPS within 10% of pasting fio_command by hand, over alternating runs.
+
+    On a device with a steady rate: a bare RAM loop device on this 2-vCPU VM moves ±15% between 3 s runs
+    of the same fio command (docs/PERFORMANCE.md), which made this test fail on noise. A blkio IOPS limit
+    above what QD1 reaches still tells QD32 from QD1 and a misread figure from a right one. libaio:
+    io_uring swings under blk-throttle on this kernel."""
+    reason = have_blkio()
+    if reason:
+        pytest.skip(reason)
+    with loop_device(256, fill=True) as dev, blkio_throttle(dev, read_iops=40_000) as procs:
         ours, bare = [], []
         for _ in range(3):
-            doc = _bench_json(dev, "--profile", "quick")
+            doc = _bench_json(dev, "--profile", "quick", "--engine", "libaio", "--time", "1", cgroup=procs)
             assert doc["schema"] == "disksleuth/1"
             test = _test(doc, "RND4K_Q32T1_read")
             ours.append(test["read_iops"])
-            res = subprocess.run(shlex.split(test["fio_command"]), capture_output=True, text=True, check=True)
+            argv = in_cgroup(procs, shlex.split(test["fio_command"]))
+            res = subprocess.run(argv, capture_output=True, text=True, check=True)
             bare.append(aggregate(parse_fio_json(res.stdout)).read.iops)
         ratio = statistics.median(ours) / statistics.median(bare)
         assert 0.9 <= ratio <= 1.1, (ours, bare)
+        assert statistics.median(bare) == pytest.approx(40_000, rel=0.1)
         # The run carries the contract fields.
         assert {"id", "target", "profile", "started_at", "fio_version", "engine", "host"} <= set(doc["run"])
         for key in (
