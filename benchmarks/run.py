@@ -277,6 +277,7 @@ def bench_confidence(rounds: int = 3) -> list[Result]:
     each test's ci95_pct, and whether a 10 s bare-fio reference of the same job (run right after that round)
     lies within 2x the reported interval or 10%, whichever is wider (issue 13's honest-interval target)."""
     walls, cis, hits, strict, rows = [], [], [], [], []
+    refs: dict[str, list[float]] = {}
     with loop_device(1024) as dev:  # dd from /dev/urandom: every block written before anything is read
         for n in range(rounds):
             doc, elapsed = disksleuth_json("bench", dev, "--profile", "standard", "--destructive", "--yes")
@@ -284,6 +285,7 @@ def bench_confidence(rounds: int = 3) -> list[Result]:
             for t in doc["tests"]:
                 ours, ci = _headline(t), t.get("ci95_pct")
                 ref = _headline(_reference(t["fio_command"]))
+                refs.setdefault(t["id"], []).append(ref)
                 dev_pct = 100 * abs(ours / ref - 1)
                 if ci is not None:
                     cis.append(ci)
@@ -297,6 +299,15 @@ def bench_confidence(rounds: int = 3) -> list[Result]:
                 )
     wall_s, med_ci = statistics.median(walls), statistics.median(cis) if cis else float("nan")
     coverage, strict_cov = sum(hits) / len(hits), sum(strict) / len(strict)
+    # The control: the machine's own run-to-run agreement. Each round's 10 s references of one test are
+    # bare fio on the identical job; how often do two of them agree within 10%?
+    pairs = [
+        100 * abs(a / b - 1)
+        for values in refs.values()
+        for i, a in enumerate(values)
+        for b in values[i + 1 :]
+    ]
+    agree = sum(p <= 10 for p in pairs) / len(pairs) if pairs else float("nan")
     return [
         Result(
             "confidence: standard profile wall time",
@@ -317,6 +328,14 @@ def bench_confidence(rounds: int = 3) -> list[Result]:
             "every test, >= 3 rounds",
             coverage == 1.0,
             "; ".join(rows),
+        ),
+        Result(
+            "confidence: control: bare fio against itself (10 s references of one test, across rounds)",
+            f"{agree * 100:.0f}% of {len(pairs)} pairs within 10% (median difference "
+            f"{statistics.median(pairs):.1f}%, largest {max(pairs):.1f}%)",
+            "report",
+            None,
+            "; ".join(f"{k} " + ", ".join(f"{v:,.0f}" for v in vs) + " MB/s" for k, vs in refs.items()),
         ),
     ]
 

@@ -118,3 +118,5 @@ def test_a_tighter_precision_asks_for_more_time_a_looser_one_keeps_the_budget():
     assert tight.measure_budget_s == pytest.approx(22.0 * 9)
     assert {a for _, a, _ in _run_pass_with(tight, 1.0)} == {4.0}
     assert _plan(precision_pct=10.0).measure_budget_s == 22.0
+    # A tiny (valid, positive) target: every test to its maximum, and no OverflowError traceback.
+    assert {a for _, a, _ in _run_pass_with(_plan(precision_pct=1e-300), 1.0)} == {4.0}

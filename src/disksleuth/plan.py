@@ -331,7 +331,8 @@ def _budget_s(profile: Profile, opts: BenchOptions) -> float | None:
     its maximum); a looser one leaves the budget as it is, since tests that are sure stop anyway."""
     if profile.measure_budget_s is None:
         return None
-    return profile.measure_budget_s * max(1.0, (DEFAULT_PRECISION_PCT / opts.precision_pct) ** 2)
+    ratio = min(max(1.0, DEFAULT_PRECISION_PCT / opts.precision_pct), 1e3)  # --precision 1e-300: no overflow
+    return profile.measure_budget_s * ratio**2
 
 
 def _reference_placement(used_bytes: int) -> Placement:
