@@ -7,8 +7,10 @@ Heavy imports (rich, SQLAlchemy, matplotlib) happen inside the command functions
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 
 from disksleuth import PROFILE_NAMES, __version__
@@ -490,12 +492,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _write_output(path: str, text: str) -> None:
-    """An -o file; a path we cannot write is one usage line."""
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    """A report's -o file: run data like an export's, so written the same way (0600, never through a
+    symlink); a path we cannot write is one usage line."""
+    from disksleuth.store.db import write_private_file
+
+    write_private_file(path, text)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -1076,10 +1077,33 @@ def _join_negative_values(argv: list[str]) -> list[str]:
 
 
 def _plain(message: object) -> str:
-    """An error message may quote a file or a tool: no control character of it reaches stderr."""
+    """An error message may quote a file, a tool or a store URL: no control character of it reaches
+    stderr, and no password of a URL either."""
     from disksleuth.present.text import safe_text
 
-    return safe_text(message, markup=False)
+    text = safe_text(message, markup=False)
+    if "://" in text:  # store.db imports SQLAlchemy: only when there is a URL to look at
+        from disksleuth.store.db import redact_urls_in
+
+        text = redact_urls_in(text)
+    return text
+
+
+_warned: set[str] = set()
+
+
+def _warning_line(message: Warning | str, category: type[Warning], *_where: object, **_kw: object) -> None:
+    """A library's warning (matplotlib's missing glyph, SQLAlchemy's SAWarning) as one note line, each
+    once. Python's own format adds the file, line and source of the library, and the message may quote
+    stored text verbatim: it goes through _plain like our own messages (escapes visible, URLs redacted)."""
+    text = _plain(message)
+    if len(text) > 300:
+        text = text[:299] + "…"
+    if text in _warned:
+        return
+    _warned.add(text)
+    with contextlib.suppress(OSError, ValueError):
+        print(f"disksleuth: note: {category.__name__}: {text}", file=sys.stderr)
 
 
 def _check_global_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -1124,7 +1148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             _emit_error(code, message)
 
     try:
-        return args.func(args)
+        with warnings.catch_warnings():  # restored after the command: main() may run many times in one process
+            warnings.showwarning = _warning_line
+            _warned.clear()
+            return args.func(args)
     except DisksleuthError as exc:
         fail(_error_code(exc), str(exc))
         return exc.exit_code

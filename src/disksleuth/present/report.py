@@ -475,24 +475,39 @@ def timeline_figure(doc: dict[str, Any]) -> Any:
     return fig
 
 
+def _chart_text(value: Any) -> Any:
+    """Stored text (test ids, host names, hop labels: importable, so anyone's) as a chart shows it: control
+    characters as visible escapes, the way the terminal views show them. A raw ESC or BEL is a glyph no font
+    has, and matplotlib's warning about it printed the character itself on stderr. Newlines stay (labels wrap)."""
+    from disksleuth.present.text import safe_text
+
+    if isinstance(value, str):
+        return "\n".join(safe_text(line, markup=False) for line in value.split("\n"))
+    if isinstance(value, dict):
+        return {key: _chart_text(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_chart_text(item) for item in value)
+    return value
+
+
 def bar_chart(docs: list[dict[str, Any]], metric: str, title: str, test_filter: Callable[[dict], bool]) -> str | None:
-    return _svg(bar_figure(docs, metric, title, test_filter))
+    return _svg(bar_figure(_chart_text(docs), metric, title, test_filter))
 
 
 def latency_chart(docs: list[dict[str, Any]]) -> str | None:
-    return _svg(latency_figure(docs))
+    return _svg(latency_figure(_chart_text(docs)))
 
 
 def pct_of_reference_chart(docs: list[dict[str, Any]]) -> str | None:
-    return _svg(pct_of_reference_figure(docs))
+    return _svg(pct_of_reference_figure(_chart_text(docs)))
 
 
 def chain_chart(device: dict[str, Any]) -> str | None:
-    return _svg(chain_figure(device))
+    return _svg(chain_figure(_chart_text(device)))
 
 
 def timeline_chart(doc: dict[str, Any]) -> str | None:
-    return _svg(timeline_figure(doc))
+    return _svg(timeline_figure(_chart_text(doc)))
 
 
 def _judged(fill: dict[str, Any]) -> bool:

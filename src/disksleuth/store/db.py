@@ -13,6 +13,7 @@ import json
 import math
 import os
 import stat
+import urllib.parse
 import uuid as uuid_mod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -295,16 +296,72 @@ def resolve_url(text: str) -> str:
                 "--db postgresql://...: the PostgreSQL driver is not installed; pip install 'disksleuth[postgres]'"
             ) from None
         return "postgresql+psycopg://" + rest
-    raise UsageError(f"--db {_redact(text)}: {scheme}:// is not supported; disksleuth stores results in {SUPPORTED}")
+    raise UsageError(f"--db {redact_url(text)}: {scheme}:// is not supported; disksleuth stores results in {SUPPORTED}")
 
 
-def _redact(url: str) -> str:
-    """A URL fit for a message: no password."""
+# libpq's secret connection parameters (the ones PQconndefaults marks "*", shown hidden in its own
+# dialogs): password and sslpassword, and PostgreSQL 18's OAuth client secret. A URL may carry any of them
+# in its query string (postgresql://u@h/db?password=...), which libpq and SQLAlchemy both accept.
+_SECRET_QUERY_KEYS = ("password", "sslpassword", "oauth_client_secret")
+MASK = "***"
+
+
+def _secret_key(key: str) -> bool:
+    key = key.lower()
+    return key in _SECRET_QUERY_KEYS or "password" in key or "secret" in key
+
+
+def redact_url(url: str) -> str:
+    """A store URL fit for a message, a JSON field or a header: the userinfo password and every secret
+    query parameter shown as ***. The one function every place that shows a store URL goes through."""
+    if "://" not in url:
+        return url  # a plain path holds no credentials
     try:
         parsed = sa.engine.make_url(url)
     except Exception:  # not even URL-shaped: the scheme is all we need to name
         return url.split("://", 1)[0] + "://..."
-    return url if parsed.password is None else parsed.render_as_string(hide_password=True)
+    secret_keys = [key for key in parsed.query if _secret_key(key)]
+    if parsed.password is None and not secret_keys:
+        return url  # nothing to hide: shown as the user typed it
+    base = parsed.set(query={}).render_as_string(hide_password=True)
+    if not parsed.query:
+        return base
+    pairs = []
+    for key, values in parsed.query.items():  # kept in the order given, values quoted as SQLAlchemy reads them
+        for value in values if isinstance(values, tuple) else (values,):
+            shown = MASK if key in secret_keys else urllib.parse.quote_plus(value)
+            pairs.append(f"{urllib.parse.quote_plus(key)}={shown}")
+    return base + "?" + "&".join(pairs)
+
+
+def redact_urls_in(text: str) -> str:
+    """Text that may quote a store URL (a usage error echoing --db, an unexpected exception) with every
+    URL in it passed through redact_url."""
+    if "://" not in text:
+        return text
+    import re
+
+    def redacted(match: re.Match[str]) -> str:
+        url = match.group()
+        # A message of ours already shows the URL masked, often followed by ':' — leave it as it reads.
+        return url if _already_masked(url) else redact_url(url)
+
+    return re.sub(r"[^\s'\"]+://[^\s'\"]+", redacted, text)
+
+
+def _already_masked(url: str) -> bool:
+    try:
+        parsed = sa.engine.make_url(url)
+    except Exception:
+        return False
+    values = [
+        value
+        for key, given in parsed.query.items()
+        if _secret_key(key)
+        for value in (given if isinstance(given, tuple) else (given,))
+    ]
+    masked = (MASK, *(MASK + end for end in ":,;.)"))
+    return parsed.password in (None, MASK) and all(value in masked for value in values)
 
 
 def _sqlite_path(url: sa.engine.URL) -> str | None:
@@ -336,15 +393,15 @@ def _engine(url: str, create: bool) -> Engine:
         connect_args = {"connect_timeout": 10} if parsed.get_backend_name() == "postgresql" else {}
         engine = sa.create_engine(parsed, connect_args=connect_args)
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ValueError) as exc:
-        raise UsageError(f"--db {_redact(url)}: not a database URL disksleuth can use ({SUPPORTED})") from exc
+        raise UsageError(f"--db {redact_url(url)}: not a database URL disksleuth can use ({SUPPORTED})") from exc
     except ImportError as exc:
         raise EnvironmentProblem(
-            f"--db {_redact(url)}: the database driver is missing ({exc.name}); pip install 'disksleuth[postgres]'"
+            f"--db {redact_url(url)}: the database driver is missing ({exc.name}); pip install 'disksleuth[postgres]'"
         ) from exc
     if engine.dialect.name == "sqlite":
         if (parsed.database or "").startswith("file:"):
             # A SQLite URI could name any file or device with any open mode; the checks below need a plain path.
-            raise UsageError(f"--db {_redact(url)}: give the store as a plain path, not a SQLite file: URI")
+            raise UsageError(f"--db {redact_url(url)}: give the store as a plain path, not a SQLite file: URI")
         path = _sqlite_path(parsed)
         if path:
             if not os.path.exists(path):
@@ -399,7 +456,7 @@ class Store:
 
     def __init__(self, url: str | None = None, migrate_to: int = SCHEMA_VERSION, create: bool = True):
         given = url if url is not None else default_url()  # an empty --db is a mistake, not the default
-        self.url = _redact(given) if "://" in given else given
+        self.url = redact_url(given)
         self.engine = _engine(resolve_url(given), create)
         self.dialect = self.engine.dialect.name
         try:
@@ -971,11 +1028,46 @@ def export_bundle(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def write_export(path: str, docs: Sequence[dict[str, Any]]) -> None:
+    write_private_file(path, json.dumps(export_bundle(docs), indent=1))
+
+
+def write_private_file(path: str, text: str) -> None:
+    """An -o file holding run data (host names, targets, notes): 0600 like the store, and never written
+    through a symlink, which under root would let any user who planted /tmp/x -> /root/.bashrc choose the
+    file we overwrite. The text goes to a new temp file beside PATH (O_EXCL: never a link), which is then
+    renamed over PATH; rename replaces a link or file at PATH, it never writes through it."""
+    import tempfile
+
     try:
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(export_bundle(docs), fh, indent=1)
+        st: os.stat_result | None = os.lstat(path)
+    except FileNotFoundError:
+        st = None
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        raise UsageError(f"{path} is a symbolic link; not writing through it (remove it or give another file)")
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"cannot write {path}: it is a directory; give a file name")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"cannot write {path}: not a regular file (a device, FIFO or socket)")
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, temp = tempfile.mkstemp(prefix=".disksleuth-", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        os.fchmod(fd, 0o600)  # mkstemp's mode already; said on the descriptor so no umask or path race matters
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(temp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
 
 
 def keep_unsaved(doc: dict[str, Any], tags: Sequence[str], note: str | None) -> str:
