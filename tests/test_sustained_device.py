@@ -235,3 +235,63 @@ def test_sigterm_during_fill_removes_the_scratch_file():
         assert proc.returncode == 128 + sig
         assert json.loads(out or "{}").get("sustained") is None
         assert not [n for n in os.listdir(mnt) if n != "lost+found"]
+
+
+# --- leftovers after kill -9 ---------------------------------------------------------------------
+# Review of e9e3807 (attacker, hardening 5): kill -9 of a sustained run left $TMPDIR/disksleuth-fio-logs-* (the
+# fill's bandwidth-log directory) behind, and no later run reported or removed it.
+
+
+def test_kill_9_mid_fill_the_next_fill_removes_the_log_directory(tmp_path):
+    tmpdir = tmp_path / "tmp"  # a private TMPDIR: other runs on this machine keep theirs in /tmp
+    tmpdir.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmpdir)}
+    with loop_device(128) as dev, blkio_throttle(dev, write_bps=10 * MB) as procs:
+        argv = [sys.executable, "-m", "disksleuth", "bench", dev, "--profile", "sustained", "--destructive", "--yes"]
+        argv += ["--no-save", "--json", "--engine", "libaio"]
+        # 64 MiB at 10 MB/s: the fill runs for ~7 s, and is killed ~1 s in.
+        proc = subprocess.Popen(
+            in_cgroup(procs, [*argv, "--size", "64M"]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not os.listdir(tmpdir) and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert os.listdir(tmpdir), "the fill never made its log directory"
+            time.sleep(1.0)
+            assert proc.poll() is None, "the fill ended before it could be killed"
+            proc.kill()
+            proc.wait(timeout=10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        (leftover,) = os.listdir(tmpdir)
+        time.sleep(2.5)  # a directory younger than 2 s may be a live run's, not yet locked: it is left alone
+        res = subprocess.run([*argv, "--size", "16M"], capture_output=True, text=True, timeout=120, env=env)
+    assert res.returncode == findings_exit(res.stdout), res.stderr
+    notes = json.loads(res.stdout)["tests"][0]["notes"]
+    assert any(f"removed {tmpdir / leftover}" in n and "killed" in n for n in notes), notes
+    assert os.listdir(tmpdir) == []
+
+
+def test_a_live_fills_log_directory_is_left_alone_and_a_dead_ones_removed(tmp_path, monkeypatch):
+    import tempfile
+
+    from disksleuth.probe.target import fio_log_dir, remove_dead_fio_logs
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    aged = time.time() - 60
+    dead = tmp_path / ".disksleuth-abcd1234"  # what a killed fill leaves: its log, and no lock on it
+    dead.mkdir(mode=0o700)
+    (dead / "fio-log_bw.1.log").write_text("100, 51200, 1, 0, 0\n")
+    os.utime(dead, (aged, aged))
+    with fio_log_dir() as logs:
+        with open(logs.prefix + "_bw.1.log", "w") as fh:
+            fh.write("100, 51200, 1, 0, 0\n")
+        (live,) = [p for p in tmp_path.iterdir() if p != dead]
+        os.utime(live, (aged, aged))
+        (found,) = remove_dead_fio_logs()
+        assert found.startswith(f"removed {dead} (") and found.endswith("left by a disksleuth run that was killed")
+        assert live.exists() and not dead.exists()
+    assert list(tmp_path.iterdir()) == []

@@ -8,7 +8,6 @@ It composes probe/ calls (fio, its bandwidth log) and analysis/ functions, as be
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -19,8 +18,9 @@ from disksleuth.analysis.results import result_from_fio, series_from_samples
 from disksleuth.model import TestResult
 from disksleuth.model_sustained import Sustained
 from disksleuth.probe import fio
-from disksleuth.probe.fio_bwlog import log_dir, read_bw_log
+from disksleuth.probe.fio_bwlog import read_bw_log
 from disksleuth.probe.fio_parse import aggregate
+from disksleuth.probe.target import fio_log_dir, remove_dead_fio_logs
 from disksleuth.profiles import MIB, JobPlan, fio_argv, shell_command
 
 if TYPE_CHECKING:
@@ -63,11 +63,11 @@ def _write(
         if points:
             events.status(sample.elapsed_s, 0.0, points[-1].write_mbps, points[-1].iops)
 
-    with log_dir() as logs:
-        prefix = os.path.join(logs, "fill")
-        argv = _argv(step, where, size, runtime_s, prefix)
-        report, samples = fio.run_job(argv, timeout_s=runtime_s + 120, on_status=on_status, pass_fds=where.pass_fds)
-        entries = read_bw_log(prefix)
+    with fio_log_dir() as logs:
+        argv = _argv(step, where, size, runtime_s, logs.prefix)
+        fds = (*where.pass_fds, logs.dir_fd)  # fio writes through our open log directory (and shares its lock)
+        report, samples = fio.run_job(argv, timeout_s=runtime_s + 120, on_status=on_status, pass_fds=fds)
+        entries = read_bw_log(logs.prefix)
     shown = _argv(step, where, size, runtime_s, SHOWN_LOG_PREFIX, shown=True)
     return aggregate(report), samples, temps, entries, shown
 
@@ -82,6 +82,10 @@ def run_fill(
     recovery_idle_s: float | None = None,
 ) -> TestResult:
     """The fill, its phases and (with `recovery_idle_s`) the recovery burst, as one TestResult."""
+    # The fill's log directory is the one thing a kill -9 leaves in $TMPDIR: the next fill removes it.
+    leftovers = remove_dead_fio_logs()
+    for line in leftovers:
+        events.warn(line)
     events.test_start(step.index, step.total, step.spec, step.runtime_s)
     job, samples, temps, entries, shown = _write(step, where, where.region, step.runtime_s, events, temperature)
     written = job.write.io_bytes if job.write else 0
@@ -89,7 +93,7 @@ def run_fill(
     runtime_s = (job.write.runtime_ms if job.write else 0) / 1000.0
     # Anchored to fio's io_bytes and runtime: the fill's one rate is the test's write_mbps.
     points = phases.fill_points(entries, total_bytes=written, total_s=runtime_s)
-    notes: list[str] = []
+    notes: list[str] = [*leftovers]
     found = phases.analyse(points, temps, warning_c, stopped_by=stopped_by)
     if not found.judged:
         notes.append(f"the fill was {found.reason}")

@@ -9,14 +9,12 @@ Format (fio HOWTO, "Log File Formats"): one line per entry, comma-separated:
 - fio 3.33 writes five fields; fio 3.35 and later add the command priority as a sixth; fio 2.x wrote
   four (no offset unless log_offset=1). All are accepted.
 - The file is PREFIX_bw.N.log, N the job number (per_job_logs=1, the default).
+The directory fio writes it into is made by probe/target.py (`fio_log_dir`), which also removes what a killed run
+left behind.
 """
 
 from __future__ import annotations
 
-import contextlib
-import shutil
-import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from disksleuth.errors import ParseError
@@ -51,16 +49,6 @@ def parse_bw_log(text: str) -> tuple[BwLogEntry, ...]:
             raise ParseError(f"fio bandwidth log line {number}: time goes backwards ({t_ms} ms)")
         out.append(BwLogEntry(t_ms, float(value * KIB), DIRECTIONS[ddir]))
     return tuple(out)
-
-
-@contextlib.contextmanager
-def log_dir() -> Iterator[str]:
-    """A private directory for fio's log files, removed afterwards whatever happens."""
-    path = tempfile.mkdtemp(prefix="disksleuth-fio-logs-")
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def read_bw_log(prefix: str, job: int = 1) -> tuple[BwLogEntry, ...]:

@@ -24,6 +24,9 @@ from disksleuth.probe.sysfs import Sysfs
 SCRATCH_PREFIX = ".disksleuth-"
 SCRATCH_SUFFIX = ".scratch"  # scratch files of older versions: .disksleuth-XXXX.scratch
 SCRATCH_NAME = "scratch"
+FIO_LOG_NAME = "fio-log"  # fio's logs in a private directory: fio-log_bw.1.log
+_OWN_NAMES = (SCRATCH_NAME, FIO_LOG_NAME)  # all a private directory of ours may hold
+LEGACY_LOG_PREFIX = "disksleuth-fio-logs-"  # fio log directories of older versions, in $TMPDIR
 LEFTOVER_MIN_AGE_S = 2.0
 # mkdtemp's names: the prefix and 8 characters of its alphabet (tempfile._RandomNameSequence).
 _PRIVATE_DIR_RE = re.compile(r"\.disksleuth-[a-z0-9_]{8}\Z")
@@ -205,27 +208,25 @@ def _remove_private_dir(path: str, fd: int) -> int:
 
 
 @contextlib.contextmanager
-def scratch_file(directory: str) -> Iterator[Scratch]:
-    """An empty scratch file in a new private (0700) directory inside `directory`, removed on
-    success, error, Ctrl-C or SIGTERM (the caller turns SIGTERM into an exception, so this
-    `finally` runs); after kill -9 a later run removes it (`remove_dead_scratch`)."""
+def private_dir(directory: str, what: str) -> Iterator[tuple[str, int]]:
+    """A new private (0700) directory inside `directory`: (its path, an open descriptor of it).
+
+    flock()ed while it lives (a child given the descriptor shares the lock), so a later run tells a
+    dead run's leftovers from a live run's files. Removed with what it holds on success, error,
+    Ctrl-C or SIGTERM (the caller turns SIGTERM into an exception, so this `finally` runs); after
+    kill -9 a later run removes it (`remove_dead_scratch`). It may hold only names starting with
+    SCRATCH_NAME or FIO_LOG_NAME: a leftover holding anything else is not ours to remove."""
     try:
         private = tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=directory)
     except OSError as exc:
-        raise EnvironmentProblem(f"cannot create a scratch file in {directory}: {exc.strerror}") from exc
+        raise EnvironmentProblem(f"cannot create {what} in {directory}: {exc.strerror}") from exc
     try:
         fd = _open_private_dir(private)
     except OSError as exc:
-        raise EnvironmentProblem(f"cannot open the scratch directory {private}: {exc.strerror}") from exc
+        raise EnvironmentProblem(f"cannot open the private directory {private}: {exc.strerror}") from exc
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        try:
-            os.close(os.open(SCRATCH_NAME, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=fd))
-        except OSError as exc:
-            raise EnvironmentProblem(f"cannot create a scratch file in {private}: {exc.strerror}") from exc
-        via_fd = f"/proc/self/fd/{fd}/{SCRATCH_NAME}"
-        path = via_fd if os.path.exists(via_fd) else os.path.join(private, SCRATCH_NAME)
-        yield Scratch(path, os.path.join(private, SCRATCH_NAME), fd)
+        yield private, fd
     finally:
         try:
             _remove_private_dir(private, fd)
@@ -233,12 +234,51 @@ def scratch_file(directory: str) -> Iterator[Scratch]:
             os.close(fd)
 
 
+def _through_fd(fd: int, private: str, name: str) -> str:
+    """`name` in our private directory as /proc/self/fd/N/name (see Scratch), or its real path without /proc."""
+    via_fd = f"/proc/self/fd/{fd}/{name}"
+    return via_fd if os.path.exists(f"/proc/self/fd/{fd}") else os.path.join(private, name)
+
+
+@contextlib.contextmanager
+def scratch_file(directory: str) -> Iterator[Scratch]:
+    """An empty scratch file in a new private directory inside `directory` (`private_dir`)."""
+    with private_dir(directory, "a scratch file") as (private, fd):
+        try:
+            os.close(os.open(SCRATCH_NAME, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=fd))
+        except OSError as exc:
+            raise EnvironmentProblem(f"cannot create a scratch file in {private}: {exc.strerror}") from exc
+        yield Scratch(_through_fd(fd, private, SCRATCH_NAME), os.path.join(private, SCRATCH_NAME), fd)
+
+
+@dataclass(frozen=True)
+class FioLogs:
+    """Where fio writes its logs: `prefix` for --write_bw_log (through `dir_fd`, which fio must inherit)."""
+
+    prefix: str
+    dir_fd: int
+
+
+@contextlib.contextmanager
+def fio_log_dir() -> Iterator[FioLogs]:
+    """A private directory in $TMPDIR for fio's log files (`private_dir`): after kill -9 it is left
+    behind, and the next run's `remove_dead_fio_logs` removes it."""
+    with private_dir(tempfile.gettempdir(), "a directory for fio's logs") as (private, fd):
+        yield FioLogs(_through_fd(fd, private, FIO_LOG_NAME), fd)
+
+
+def remove_dead_fio_logs() -> list[str]:
+    """Log directories in $TMPDIR that runs killed with -9 left behind, removed; one line per finding."""
+    return remove_dead_scratch(tempfile.gettempdir())
+
+
 def remove_dead_scratch(directory: str) -> list[str]:
-    """Remove scratch directories that runs killed with -9 left in `directory`; one line per finding.
+    """Remove private directories (scratch files, fio logs) that runs killed with -9 left in `directory`;
+    one line per finding.
 
     A live run holds a lock on its directory: those are left alone. Directories younger than
     LEFTOVER_MIN_AGE_S are skipped too (made but not yet locked). Scratch files of older disksleuth
-    versions carry no lock, so they are only reported."""
+    versions (and their fio log directories) carry no lock, so they are only reported."""
     found: list[str] = []
     try:
         entries = list(os.scandir(directory))
@@ -246,13 +286,20 @@ def remove_dead_scratch(directory: str) -> list[str]:
         return found
     now = time.time()
     for entry in entries:
-        if not entry.name.startswith(SCRATCH_PREFIX):
+        if not entry.name.startswith((SCRATCH_PREFIX, LEGACY_LOG_PREFIX)):
             continue
         try:
             st = entry.stat(follow_symlinks=False)
         except OSError:
             continue
         if st.st_uid != os.geteuid():
+            continue
+        if entry.name.startswith(LEGACY_LOG_PREFIX):
+            if stat.S_ISDIR(st.st_mode):
+                found.append(
+                    f"found {entry.path}, fio logs an older disksleuth left behind; "
+                    "remove it if no benchmark is running"
+                )
             continue
         if stat.S_ISREG(st.st_mode) and entry.name.endswith(SCRATCH_SUFFIX):
             found.append(
@@ -273,11 +320,12 @@ def remove_dead_scratch(directory: str) -> list[str]:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 continue  # a live run
-            if not _same_inode(entry.path, fd) or not all(n.startswith(SCRATCH_NAME) for n in os.listdir(fd)):
+            if not _same_inode(entry.path, fd) or not all(n.startswith(_OWN_NAMES) for n in os.listdir(fd)):
                 continue  # swapped meanwhile, or holding files that are not ours: leave it
             freed = _remove_private_dir(entry.path, fd)
             gone = "removed" if not os.path.lexists(entry.path) else "emptied (could not remove the directory)"
-            found.append(f"{gone} {entry.path} ({freed // MIB} MiB), left by a disksleuth run that was killed")
+            amount = f"{freed // MIB} MiB" if freed >= MIB else f"{freed // 1024} KiB"
+            found.append(f"{gone} {entry.path} ({amount}), left by a disksleuth run that was killed")
         finally:
             os.close(fd)
     return found
