@@ -173,6 +173,52 @@ def test_too_many_entries_are_refused(cli, private_tmpdir, tmp_path, monkeypatch
     assert leftovers(private_tmpdir) == []
 
 
+def test_too_many_entries_are_refused_before_anything_is_extracted(cli, private_tmpdir, tmp_path, monkeypatch):
+    """Review of e9e3807 (attacker): 200,000 empty members took 14.6 s to refuse, as the first 50,000 were
+    extracted (and then removed) before the cap was reached. The headers are checked first: nothing is
+    written, and reading stops at the cap (timings: docs/RELIABILITY.md)."""
+    cap = 200
+    monkeypatch.setattr("disksleuth.probe.capture.MAX_CAPTURE_ENTRIES", cap, raising=False)
+    path = make_archive(str(tmp_path / "many.tar.gz"), [member(f"sys/f{i}", b"") for i in range(20 * cap)])
+    headers: list[str] = []
+    extracted: list[str] = []
+    read_header, extract = tarfile.TarInfo.fromtarfile.__func__, tarfile.TarFile.extract
+
+    def counted_header(cls, tar):
+        info = read_header(cls, tar)
+        headers.append(info.name)
+        return info
+
+    def counted_extract(self, member, *args, **kwargs):
+        extracted.append(getattr(member, "name", member))
+        return extract(self, member, *args, **kwargs)
+
+    monkeypatch.setattr(tarfile.TarInfo, "fromtarfile", classmethod(counted_header))
+    monkeypatch.setattr(tarfile.TarFile, "extract", counted_extract)
+    res = cli("list", "--sysfs-root", path)
+    assert res.code == 2 and res.err.count("\n") == 1, res.err
+    assert f"more than {cap:,} entries" in res.err
+    assert extracted == []
+    assert len(headers) == cap + 1  # of 4,000: the cap's first excess entry, and not one more
+    assert leftovers(private_tmpdir) == []
+
+
+def test_a_capture_within_the_caps_is_extracted_whole(tmp_path):
+    from disksleuth.probe.capture import open_root
+
+    path = make_archive(
+        str(tmp_path / "small.tar.gz"),
+        [member("sys", kind=tarfile.DIRTYPE), *(member(f"sys/f{i}", b"%d\n" % i) for i in range(300))],
+    )
+    root = open_root(path)
+    try:
+        assert len(os.listdir(os.path.join(root, "sys"))) == 300
+        with open(os.path.join(root, "sys", "f299"), "rb") as fh:
+            assert fh.read() == b"299\n"
+    finally:
+        shutil.rmtree(root)
+
+
 def test_a_json_export_is_one_clear_line(cli, private_tmpdir, tmp_path):
     export = tmp_path / "export.json"
     export.write_text('{"schema": "disksleuth/1", "runs": []}')

@@ -443,27 +443,36 @@ def _terminate_as_exception() -> signal.Handlers | None:
     return signal.signal(signal.SIGTERM, _raise_terminated)
 
 
+def _checked_members(tar: tarfile.TarFile, path: str) -> list[tarfile.TarInfo]:
+    """Every member's header, read one at a time and checked against the caps before anything is
+    extracted: an archive past a cap is refused after reading MAX_CAPTURE_ENTRIES + 1 headers, with
+    nothing written (extracting first cost 14.6 s for 200,000 empty members: 50,000 files made, then
+    removed). Headers only: the data of each member is skipped, not read into memory."""
+    members: list[tarfile.TarInfo] = []
+    unpacked = 0
+    for member in tar:  # streamed: not getmembers(), which reads every header first
+        members.append(member)
+        if len(members) > MAX_CAPTURE_ENTRIES:
+            raise ParseError(f"{path} is not a plausible capture bundle: more than {MAX_CAPTURE_ENTRIES:,} entries")
+        unpacked += max(member.size, 0) if member.isfile() else 0
+        if unpacked > MAX_CAPTURE_BYTES:
+            raise ParseError(
+                f"{path} is not a plausible capture bundle: it unpacks to more than "
+                f"{MAX_CAPTURE_BYTES // (1024 * 1024)} MiB"
+            )
+    return members
+
+
 def _extract_capture(path: str, dest: str) -> None:
     try:
         tar = tarfile.open(path, "r:*")  # noqa: SIM115 (closed by the `with tar` below)
     except (tarfile.TarError, OSError, EOFError):
         # tarfile's own message lists every compression it tried, one per line.
         raise ParseError(f"{path} is not a readable capture bundle ({_NOT_A_CAPTURE})") from None
-    entries = unpacked = 0
     try:
         with tar:
-            for member in tar:  # streamed: the caps apply before anything big is read or written
-                entries += 1
-                if entries > MAX_CAPTURE_ENTRIES:
-                    raise ParseError(
-                        f"{path} is not a plausible capture bundle: more than {MAX_CAPTURE_ENTRIES:,} entries"
-                    )
-                unpacked += max(member.size, 0) if member.isfile() else 0
-                if unpacked > MAX_CAPTURE_BYTES:
-                    raise ParseError(
-                        f"{path} is not a plausible capture bundle: it unpacks to more than "
-                        f"{MAX_CAPTURE_BYTES // (1024 * 1024)} MiB"
-                    )
+            # Two passes over the (decompressed) stream: the headers against the caps, then extraction.
+            for member in _checked_members(tar, path):
                 # The "data" filter refuses absolute names, "..", links that leave dest, and device
                 # nodes and FIFOs (PEP 706).
                 tar.extract(member, dest, filter="data")
