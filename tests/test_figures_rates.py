@@ -187,3 +187,54 @@ def test_property_any_text_is_a_rate_or_one_usage_error(text):
         assert "\n" not in str(exc)
     else:
         assert math.isfinite(mbps) and 0 < mbps <= 1e9
+
+
+# --- sizes (--size) ------------------------------------------------------------------------------
+# Review of e9e3807 (newcomer): `--size 300M` was read as MiB and shown as "314.6 MB tested", while the tool says
+# MB = 10^6 everywhere else. Kept binary (fio, dd, truncate and losetup read a bare M so, and scripts pass `1G`),
+# but labelled: the help says so, and the run's header gives the size in MiB with its MB.
+
+
+@pytest.mark.parametrize(
+    "text,size",
+    [
+        ("300MB", 300 * 10**6),
+        ("300mb", 300 * 10**6),
+        ("300MiB", 300 * 2**20),
+        ("300M", 300 * 2**20),
+        ("1G", 2**30),
+        ("1GB", 10**9),
+        ("1.5GiB", 3 * 2**29),
+        ("4096", 4096),
+    ],
+)
+def test_sizes_decimal_when_labelled_and_binary_when_bare(text, size):
+    from disksleuth.units import parse_size
+
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize(
+    "size,shown",
+    [
+        (300 * 2**20, "300 MiB (314.6 MB)"),
+        (2**30, "1 GiB (1,073.7 MB)"),
+        (1600 * 2**20, "1,600 MiB (1,677.7 MB)"),
+        (16 * 2**30, "16 GiB (17.18 GB)"),
+        (300 * 10**6, "300.0 MB"),
+        (15_625 * 2**20, "16.4 GB"),  # a whole number of MB as well: decimal only
+        (123_456_789, "123.5 MB"),
+    ],
+)
+def test_a_tested_size_shows_its_binary_figure_labelled(size, shown):
+    from disksleuth.units import fmt_size
+
+    assert fmt_size(size) == shown
+
+
+def test_size_help_says_a_bare_suffix_is_binary(cli):
+    res = cli("bench", "--help")
+    assert res.code == 0
+    text = " ".join(res.out.split())
+    assert "a bare 1G or 512M is binary, as in fio (1G = 1 GiB = 1,073,741,824 bytes)" in text
+    assert "500MB is 500x10^6 bytes" in text

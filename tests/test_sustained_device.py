@@ -148,6 +148,8 @@ def test_a_short_fill_is_not_judged_and_claims_no_cliff(cli, short_fill):
     res = cli("--db", db, "show", "1")
     assert res.code == 0, res.err
     assert "no cliff" not in res.out and "too short to judge" in res.out
+    # --size 64M is binary (as in fio), and the header says so: not "67.1 MB tested" (review of e9e3807).
+    assert "64 MiB (67.1 MB) tested" in res.out
     assert f"{s['mbps']:,.1f} MB/s (bytes written / fill time)" in res.out
 
 

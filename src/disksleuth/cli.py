@@ -581,7 +581,12 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tag", action="append", metavar="TAG", help="label the saved run (repeatable)")
     p.add_argument("--note", metavar="TEXT", help="a free-form note on the saved run")
     p.add_argument("--no-save", action="store_true", help="do not save the run in the results store")
-    p.add_argument("--size", metavar="SIZE", help="scratch file size (1G, 512MiB); on a device, test the first SIZE")
+    p.add_argument(
+        "--size",
+        metavar="SIZE",
+        help="scratch file size; on a device, test the first SIZE. 500MB is 500x10^6 bytes, 512MiB 512x2^20; "
+        "a bare 1G or 512M is binary, as in fio (1G = 1 GiB = 1,073,741,824 bytes)",
+    )
     p.add_argument("--engine", metavar="E", help="fio ioengine (default: io_uring, else libaio, else psync)")
     p.add_argument("--time", metavar="SECONDS", help="fixed length per test instead of stopping when sure")
     p.add_argument(

@@ -24,7 +24,9 @@ _SIZE_UNITS = {
     "tib": 1024**4,
     "tb": 1000**4,
 }
-# fio's convention: a bare K/M/G suffix is binary (fio HOWTO "Parameter types", kb_base=1024).
+# fio's convention: a bare K/M/G suffix is binary (fio HOWTO "Parameter types", kb_base=1024), as in dd, truncate
+# and losetup. Kept so: `--size 1G` in a script means the bytes it always meant. It is honest because the CLI's help
+# says so and every view of the size labels it (fmt_size: "300 MiB (314.6 MB)"); KB/MB/GB/TB are 10^3..10^12.
 
 
 # An exbibyte is far past any device or file fio can address (its sizes are 64-bit byte counts).
@@ -227,6 +229,18 @@ def fmt_bytes(n: int | None) -> str:
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
     return f"{n} B"
+
+
+def fmt_size(n: int | None) -> str:
+    """A tested size: '300 MiB (314.6 MB)' when it is a whole number of MiB/GiB/TiB (a bare `--size 300M` is
+    binary), so the binary figure is labelled and the decimal one is there too; otherwise fmt_bytes."""
+    if n is None:
+        return "?"
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20)):
+        if n >= scale and n % scale == 0 and n % 10**6:
+            decimal = f"{n / 1e9:,.2f} GB" if n >= 10**10 else f"{n / 1e6:,.1f} MB"
+            return f"{n // scale:,} {unit} ({decimal})"
+    return fmt_bytes(n)
 
 
 def fmt_mbps(v: float | None) -> str:

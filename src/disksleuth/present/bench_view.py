@@ -9,7 +9,7 @@ from disksleuth.model import Run, TestResult
 from disksleuth.present.health_view import health_to_dict
 from disksleuth.present.text import safe_text
 from disksleuth.profiles import TestSpec
-from disksleuth.units import fmt_bytes
+from disksleuth.units import fmt_size
 
 
 def test_to_dict(t: TestResult) -> dict[str, Any]:
@@ -285,7 +285,7 @@ def render_run(run: Run, show_commands: bool = False) -> None:
     out = console()
     title = f"{run.target}  ·  profile {run.profile}  ·  {run.fio_version}, engine {run.engine}"
     if run.size_bytes:
-        title += f"  ·  {fmt_bytes(run.size_bytes)} tested"
+        title += f"  ·  {fmt_size(run.size_bytes)} tested"
     out.print(Text(safe_text(title, markup=False)))
     has_ref = any(t.pct_of_reference for t in run.tests)
     cols = [Col("test", justify="left")] + [Col(h, drop=d) for h, d in _RUN_COLUMNS]

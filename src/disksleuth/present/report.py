@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from disksleuth.analysis.compare import run_label
-from disksleuth.units import fmt_bytes
+from disksleuth.units import fmt_size
 
 CHART_WIDTH_IN = 7.0
 FONT_PT = 9
@@ -750,7 +750,7 @@ def _run_section(doc: dict[str, Any]) -> str:
         f"<p class='muted'>{_e(run['started_at'])} · {_e(run['kind'])} · profile {_e(run['profile'])} · target "
         f"{_e(run['target'])} · {_e(run.get('fio_version'))}, engine {_e(run.get('engine'))} · host "
         f"{_e(host.get('hostname'))} ({_e(host.get('kernel'))})"
-        + (f" · {fmt_bytes(run['size_bytes'])} tested" if run.get("size_bytes") else "")
+        + (f" · {fmt_size(run['size_bytes'])} tested" if run.get("size_bytes") else "")
         + (f" · tags: {_e(', '.join(run.get('tags') or []))}" if run.get("tags") else "")
         + "</p>"
     )
