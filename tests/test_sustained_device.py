@@ -297,3 +297,17 @@ def test_a_live_fills_log_directory_is_left_alone_and_a_dead_ones_removed(tmp_pa
         assert found.startswith(f"removed {dead} (") and found.endswith("left by a disksleuth run that was killed")
         assert live.exists() and not dead.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_older_versions_log_directory_is_reported_not_removed(tmp_path, monkeypatch):
+    import tempfile
+
+    from disksleuth.probe.target import remove_dead_fio_logs
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    old = tmp_path / "disksleuth-fio-logs-abcd1234"  # no lock to tell a live run from a dead one
+    old.mkdir(mode=0o700)
+    assert remove_dead_fio_logs() == [
+        f"found {old}, fio logs an older disksleuth left behind; remove it if no benchmark is running"
+    ]
+    assert old.exists()

@@ -324,7 +324,7 @@ def remove_dead_scratch(directory: str) -> list[str]:
                 continue  # swapped meanwhile, or holding files that are not ours: leave it
             freed = _remove_private_dir(entry.path, fd)
             gone = "removed" if not os.path.lexists(entry.path) else "emptied (could not remove the directory)"
-            amount = f"{freed // MIB} MiB" if freed >= MIB else f"{freed // 1024} KiB"
+            amount = f"{freed // MIB} MiB" if freed >= MIB else f"{freed // 1024} KiB" if freed else "empty"
             found.append(f"{gone} {entry.path} ({amount}), left by a disksleuth run that was killed")
         finally:
             os.close(fd)
