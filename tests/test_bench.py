@@ -209,6 +209,8 @@ def test_read_only_file_system_is_a_clear_error():
 def test_too_large_size_is_refused(cli, tmp_path):
     res = cli("bench", str(tmp_path), "--size", "100T")
     assert res.code == 2 and "more than 90%" in res.err
+    # In the units people read (it said "--size 109951162777600 bytes is more than 90% of the ... bytes free").
+    assert "--size 100 TiB (109,951.16 GB) is more than 90% of the " in res.err and " GB free" in res.err
 
 
 @pytest.mark.parametrize(

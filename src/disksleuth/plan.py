@@ -14,6 +14,7 @@ from disksleuth.analysis.safety import identity_line, write_refusal
 from disksleuth.errors import EnvironmentProblem, SafetyRefusal, UsageError
 from disksleuth.probe.target import TargetInfo
 from disksleuth.profiles import MIB, PROFILES, Profile, TestSpec, fio_filename
+from disksleuth.units import fmt_bytes, fmt_size
 
 # Transports with no drive behind them to ask for SMART health.
 VIRTUAL = ("loop", "zram", "md", "dm", "virtio", "unknown")
@@ -165,7 +166,7 @@ def scratch_size(target: TargetInfo, opts: BenchOptions, profile: Profile) -> in
     if opts.size_bytes is not None:
         if opts.size_bytes > limit:
             raise UsageError(
-                f"--size {opts.size_bytes} bytes is more than 90% of the {free} bytes free in {target.path}"
+                f"--size {fmt_size(opts.size_bytes)} is more than 90% of the {fmt_bytes(free)} free in {target.path}"
             )
         return opts.size_bytes
     wanted = profile.scratch_size_bytes
