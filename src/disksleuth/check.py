@@ -27,6 +27,7 @@ class CheckResult:
     summary: str
     where: str | None  # "ext4 on /" for a directory or file target
     skipped: tuple[str, ...] = ()  # what could not run, in plain words ("the benchmark: fio is not installed ...")
+    health_not_read: str | None = None  # why no drive health was read, when that is known before trying
 
 
 def device_of(target: TargetInfo) -> Device:
@@ -41,6 +42,30 @@ def device_of(target: TargetInfo) -> Device:
         hops=(VirtualHop(fstype, fstype),),
         notes=(f"no block device behind {target.path} ({target.fstype or 'unknown'} file system)",),
     )
+
+
+# What each virtual transport is, to say why it has no health: smartctl needs a drive that answers ATA, SCSI
+# or NVMe commands, and a virtual disk passes none through (the drive behind virtio is the host's).
+_VIRTUAL_WHAT = {
+    "virtio": "virtio",
+    "loop": "a loop device",
+    "zram": "zram, compressed RAM",
+    "md": "md RAID: check its member disks",
+    "dm": "device-mapper: check the disk under it",
+}
+
+
+def health_not_read(target: TargetInfo) -> str | None:
+    """Why check reads no drive health for this target, in one short phrase; None for a physical drive,
+    where it tries (and a failure is a note of its own)."""
+    disk = target.disk
+    if disk is None:
+        return f"no disk behind {target.path} ({target.fstype or 'unknown'} file system)"
+    if disk.transport not in VIRTUAL:
+        return None
+    if disk.transport == "unknown":
+        return f"{disk.name}'s transport is unknown, so SMART was not tried"
+    return f"no SMART on a virtual disk ({disk.name} is {_VIRTUAL_WHAT.get(disk.transport, disk.transport)})"
 
 
 def where_of(target: TargetInfo) -> str | None:
@@ -59,7 +84,9 @@ def run_check(target: TargetInfo, opts: BenchOptions, events: Events | None = No
         skipped.append(f"the benchmark: {exc}")
         run = _run_without_benchmark(target, opts, skipped)
     a = assess_run(run, device_of(target), memory=memory, target_kind=target.kind)
-    return CheckResult(a.device, a.chain, run, a.findings, a.summary, where_of(target), tuple(skipped))
+    return CheckResult(
+        a.device, a.chain, run, a.findings, a.summary, where_of(target), tuple(skipped), health_not_read(target)
+    )
 
 
 def memory_of(target: TargetInfo) -> MemoryBacking | None:
@@ -77,7 +104,7 @@ def _run_without_benchmark(target: TargetInfo, opts: BenchOptions, skipped: list
         except DisksleuthError as exc:
             skipped.append(f"health: {exc}")
     elif disk is not None:
-        skipped.append(f"health: {disk.name} is a {disk.transport} device, with no SMART data")
+        skipped.append(f"health: {health_not_read(target)}")
     now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     return Run(
         target=target.path,

@@ -311,6 +311,9 @@ def _store(args: argparse.Namespace, create: bool = False):  # noqa: ANN202
     return Store(args.db, create=create)
 
 
+RUNS_SUMMARY_WIDTH = 70  # characters of each summary in the `runs` table; show and --json have it whole
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
     action = args.action or "list"
     if action in ("delete", "prune"):
@@ -352,7 +355,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
         return EXIT_OK
     from rich.table import Table
 
-    from disksleuth.present.text import console, safe_text
+    from disksleuth.present.text import clip_words, console, safe_text
 
     if not rows:
         if stored:
@@ -363,7 +366,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
     table = Table(box=None, header_style="bold", pad_edge=False)
     for col in ("id", "started", "host", "kind", "profile", "device", "target", "tags", "summary"):
         table.add_column(col, justify="right" if col == "id" else "left", overflow="fold")
-    for r in rows:
+    summaries = [clip_words(str(r["summary"] or ""), RUNS_SUMMARY_WIDTH) for r in rows]
+    for r, summary in zip(rows, summaries, strict=True):
         cells = (
             str(r["id"]),
             str(r["started_at"] or "")[:16].replace("T", " "),
@@ -373,10 +377,12 @@ def cmd_runs(args: argparse.Namespace) -> int:
             r["device_model"] or r["device_name"] or "",
             r["target"] or "",
             ", ".join(str(t) for t in r["tags"]),
-            str(r["summary"] or "")[:70],
+            summary,
         )
         table.add_row(*(safe_text(cell) for cell in cells))
     console().print(table)
+    if any(s.endswith("…") for s in summaries):
+        console().print("[dim]… summary cut: `disksleuth show ID` (or runs --json) has it whole[/dim]")
     if total > len(rows):
         console().print(f"[dim]showing the newest {len(rows)} of {total} runs; --limit 0 shows all[/dim]")
     return EXIT_OK
@@ -740,7 +746,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from disksleuth.analysis.ceilings import link_chain
-    from disksleuth.check import device_of, run_check, where_of
+    from disksleuth.check import device_of, health_not_read, run_check, where_of
     from disksleuth.present.bench_view import run_to_dict
     from disksleuth.present.check_view import render_check, render_device_header
     from disksleuth.present.jsonout import device_to_dict, emit
@@ -750,7 +756,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     quiet = args.json or not sys.stdout.isatty()
     if not quiet:  # on a terminal, show what is being checked before the benchmark starts
         device = device_of(target)
-        render_device_header(device, link_chain(device.hops), None, where_of(target))
+        render_device_header(device, link_chain(device.hops), None, where_of(target), health_not_read(target))
     events = _events(args)
     try:
         result = run_check(target, _bench_options(args, args.profile), events)
@@ -762,7 +768,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         "run": doc["run"],
         "tests": doc["tests"],
         "reference": doc["reference"],
-        "health": doc["health"],
+        # Why no drive health was read (a virtual disk has no SMART data), or null.
+        "health": {**doc["health"], "not_read_reason": result.health_not_read},
         "findings": [f.to_dict() for f in result.findings],
         "summary": result.summary,
         "skipped": list(result.skipped),
@@ -776,7 +783,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         health = run.health_after or run.health_before
         if quiet:
-            render_device_header(result.device, result.chain, health, result.where)
+            render_device_header(result.device, result.chain, health, result.where, result.health_not_read)
         if run.tests:
             render_check(
                 result.device, result.chain, run, result.findings, result.summary, show_commands=args.commands
@@ -787,6 +794,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             from disksleuth.present.text import console, safe_text
 
             for what in result.skipped:
+                if result.health_not_read and what == f"health: {result.health_not_read}":
+                    continue  # the header said it
                 console().print(f"skipped {safe_text(what, markup=False)}", markup=False, highlight=False)
             render_verdict(result.findings, result.summary)
         _say_saved(doc)

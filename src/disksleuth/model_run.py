@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from disksleuth.model import Device
+from disksleuth.model import Device, PcieHop
 from disksleuth.model_sustained import Sustained  # at run time: the store's validator resolves the hints
 
 # --- benchmark results -----------------------------------------------------------------------
@@ -255,3 +255,6 @@ class PciFunction:
     notes: tuple[str, ...] = ()
     vendor_name: str | None = None  # from the system's pci.ids, as lspci shows them
     device_name: str | None = None
+    # The PCIe links from this function up to the root port, this function's own first: the same hops
+    # `list` reads for a block device (probe.block.pcie_hops), so both judge the path alike.
+    path: tuple[PcieHop, ...] = ()

@@ -27,12 +27,21 @@ class Row:
 
 
 @dataclass(frozen=True)
+class Difference:
+    """One way the compared runs were measured differently: what, and its value in each run (in order)."""
+
+    what: str  # "profile", "length", "size", "tests", "engine", "I/O"
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Comparison:
     run_ids: tuple[int, ...]
     labels: tuple[str, ...]
     baseline: int  # index into run_ids
     reference_id: int | None
     rows: tuple[Row, ...]
+    differences: tuple[Difference, ...] = ()  # how the runs were measured differently; () when alike
 
 
 def run_label(doc: dict[str, Any]) -> str:
@@ -43,6 +52,63 @@ def run_label(doc: dict[str, Any]) -> str:
 
 def _tests_by_id(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {t["id"]: t for t in doc.get("tests") or []}
+
+
+def _length(doc: dict[str, Any]) -> str:
+    """How long the tests ran: to a precision target (the stop rule's ci95_pct), or for a fixed time."""
+    tests = doc.get("tests") or []
+    targets = sorted({t["precision_target_pct"] for t in tests if t.get("precision_target_pct") is not None})
+    if targets:
+        return "until ±" + "/".join(f"{p:g}%" for p in targets)
+    runtimes = sorted(t["runtime_s"] for t in tests if isinstance(t.get("runtime_s"), (int, float)))
+    if not runtimes:
+        return "unknown"
+    return f"fixed {runtimes[len(runtimes) // 2]:.0f} s"
+
+
+def _size(doc: dict[str, Any]) -> str:
+    from disksleuth.units import fmt_bytes
+
+    size = doc["run"].get("size_bytes")
+    return fmt_bytes(size) if isinstance(size, int) else "unknown"
+
+
+def _io(doc: dict[str, Any]) -> str:
+    direct = {t.get("direct", True) for t in doc.get("tests") or []}
+    return "direct" if direct == {True} else "buffered" if direct == {False} else "direct and buffered"
+
+
+def method_differences(docs: list[dict[str, Any]]) -> tuple[Difference, ...]:
+    """How the runs were measured differently (profile, test length or precision target, size, test set,
+    engine, direct I/O): figures measured differently compare only roughly, and a ratio should say so."""
+    aspects = (
+        ("profile", lambda d: str(d["run"].get("profile") or "unknown")),
+        ("length", _length),  # of each test
+        ("size", _size),  # of the test file or region
+        ("tests", lambda d: str(len(d.get("tests") or []))),
+        ("engine", lambda d: str(d["run"].get("engine") or "unknown")),
+        ("I/O", _io),
+    )
+    out = []
+    for what, value in aspects:
+        values = tuple(value(d) for d in docs)
+        if len(set(values)) > 1:
+            out.append(Difference(what, values))
+    if not any(d.what == "tests" for d in out):  # as many tests, but not the same ones
+        sets = [frozenset(t["id"] for t in d.get("tests") or []) for d in docs]
+        if len(set(sets)) > 1:
+            own = tuple(", ".join(sorted(s - frozenset.intersection(*sets))) or "—" for s in sets)
+            out.append(Difference("tests", own))
+    return tuple(out)
+
+
+def differences_line(c: Comparison) -> str | None:
+    """The one-line warning: 'measured differently, ratios are rough: profile quick vs standard; ...'."""
+    if not c.differences:
+        return None
+    return "measured differently, ratios are rough: " + "; ".join(
+        f"{d.what} {' vs '.join(d.values)}" for d in c.differences
+    )
 
 
 def compare(docs: list[dict[str, Any]], baseline: int = 0, reference: dict[str, Any] | None = None) -> Comparison:
@@ -72,6 +138,7 @@ def compare(docs: list[dict[str, Any]], baseline: int = 0, reference: dict[str, 
         baseline=baseline,
         reference_id=reference["run"]["id"] if reference else None,
         rows=tuple(rows),
+        differences=method_differences(docs),
     )
 
 

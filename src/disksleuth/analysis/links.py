@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from disksleuth.analysis.ceilings import (
@@ -31,7 +32,7 @@ def port_phrase(hop: PcieHop) -> str:
 def static_findings(device: Device) -> list[Finding]:
     pcie = [h for h in device.hops if isinstance(h, PcieHop)]
     candidates: list[Finding | None] = [_link_downgraded(h) for h in pcie]
-    candidates.append(_slot_limited(pcie))
+    candidates.append(slot_limited(pcie))
     for hop in device.hops:
         if isinstance(hop, UsbHop):
             candidates.extend(_usb_findings(hop))
@@ -84,8 +85,9 @@ def _link_downgraded(hop: PcieHop) -> Finding | None:
     )
 
 
-def _slot_limited(pcie: list[PcieHop]) -> Finding | None:
-    """The device can do more than the best the path to the CPU can carry."""
+def slot_limited(pcie: Sequence[PcieHop]) -> Finding | None:
+    """The device can do more than the best the path to the CPU can carry (its port, or a switch or
+    bridge further up). `list` (a block device's hops) and `links` (a PCI function's path) both ask here."""
     if not pcie:
         return None
     endpoint = pcie[0]  # device first

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from disksleuth.analysis.ceilings import pcie_label, pcie_mbps
-from disksleuth.model import PciFunction
+from disksleuth.analysis.links import slot_limited
+from disksleuth.model import Finding, PciFunction
 
 # include/linux/pci_ids.h base classes, for a readable kind without pci.ids.
 PCI_CLASS_NAMES = {
@@ -41,6 +42,9 @@ class LinkStatus:
     capable_mbps: float | None
     downgraded: bool
     port_limited: bool  # the function could do more than its upstream port offers
+    # slot_limited (DESIGN.md verdicts): an endpoint that could do more than the whole path to the CPU
+    # carries, judged by the same function as `list`'s finding; None otherwise.
+    slot_limited: Finding | None = None
 
 
 def class_name(class_code: int | None) -> str:
@@ -80,4 +84,5 @@ def link_status(fn: PciFunction) -> LinkStatus:
         capable_mbps=round(capable_mbps, 1) if capable_mbps else None,
         downgraded=downgraded,
         port_limited=port_limited,
+        slot_limited=slot_limited(fn.path) if fn.role == "endpoint" else None,
     )

@@ -238,6 +238,18 @@ def _ci(t: TestResult) -> str:
     return f"± {t.ci95_pct:.1f}%" if t.ci95_pct is not None else "—"
 
 
+def ci_legend(tests: tuple[TestResult, ...] | list[TestResult]) -> str:
+    """The line under the table that says what the ± 95% column holds, its "—" included."""
+    # analysis/confidence.batch_means gives no interval under 4 batches of 2 status samples after the ramp.
+    no_interval = "too few samples for an interval (the test was too short)"
+    if all(t.ci95_pct is None for t in tests):
+        return f"± 95%: —, {no_interval}"
+    legend = "± 95%: half-width of the 95% confidence interval of the test's MB/s and IOPS"
+    if any(t.ci95_pct is None for t in tests):
+        legend += f"; —: {no_interval}"
+    return legend
+
+
 def _n(v: float | None, digits: int = 0) -> str:
     return f"{v:,.{digits}f}" if v is not None else "—"
 
@@ -324,8 +336,8 @@ def render_run(run: Run, show_commands: bool = False) -> None:
     hidden = print_fitted_table(cols, rows, row_styles=styles)
     if hidden:
         out.print(f"[dim]hidden at {out.width} columns: {', '.join(hidden)} (--json has every figure)[/dim]")
-    if any(t.ci95_pct is not None for t in run.tests) and "± 95%" not in hidden:
-        out.print("[dim]± 95%: half-width of the 95% confidence interval of the test's MB/s and IOPS[/dim]")
+    if "± 95%" not in hidden and run.tests:
+        out.print(f"[dim]{ci_legend(run.tests)}[/dim]")
     if repeated:
         n = max(len(t.repeat_values) for t in run.tests)
         out.print(f"[dim]figures are medians of {n} passes; spread: (max - min) / median across them[/dim]")

@@ -38,7 +38,13 @@ def figures_to_tests(f: Figures) -> list[dict[str, Any]]:
     return out
 
 
-def render_device_header(device: Device, chain: LinkChain, health: Health | None, where: str | None = None) -> None:
+def render_device_header(
+    device: Device,
+    chain: LinkChain,
+    health: Health | None,
+    where: str | None = None,
+    health_not_read: str | None = None,  # why no health was read (a virtual disk): said instead
+) -> None:
     from disksleuth.present.text import console, render_chain, safe_text
 
     out = console()
@@ -60,6 +66,8 @@ def render_device_header(device: Device, chain: LinkChain, health: Health | None
         if health.power_on_hours is not None:
             bits.append(f"{health.power_on_hours:,} h powered on")
         out.print("  health: " + (", ".join(bits) or "reported, nothing notable"))
+    elif health_not_read:
+        out.print(f"  health: not read: {safe_text(health_not_read)}")
 
 
 def render_verdict(findings: list[Finding], summary: str) -> None:

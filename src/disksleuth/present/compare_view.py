@@ -6,7 +6,14 @@ import csv
 import io
 from typing import Any
 
-from disksleuth.analysis.compare import LOWER_IS_BETTER, METRIC_LABELS, Comparison, change_word, table_cells
+from disksleuth.analysis.compare import (
+    LOWER_IS_BETTER,
+    METRIC_LABELS,
+    Comparison,
+    change_word,
+    differences_line,
+    table_cells,
+)
 from disksleuth.present.text import safe_text
 
 
@@ -24,6 +31,9 @@ def to_markdown(c: Comparison) -> str:
     lines += ["| " + " | ".join(_md_cell(cell) for cell in row) + " |" for row in rows]
     if c.reference_id is not None:
         lines.append(f"\nFigures are % of run #{c.reference_id}.")
+    warning = differences_line(c)
+    if warning:
+        lines.append(f"\n**Warning:** {_md_cell(warning)}")
 
     return "\n".join(lines) + "\n"
 
@@ -50,6 +60,9 @@ def to_dict(c: Comparison) -> dict[str, Any]:
         "runs": [{"id": rid, "label": label} for rid, label in zip(c.run_ids, c.labels, strict=True)],
         "baseline": c.run_ids[c.baseline],
         "relative_to": c.reference_id,
+        # How the runs were measured differently (added field): [] when alike, and the warning line.
+        "differences": [{"what": d.what, "values": list(d.values)} for d in c.differences],
+        "warning": differences_line(c),
         "rows": [
             {
                 "test": r.test_id,
@@ -86,6 +99,9 @@ def render_table(c: Comparison) -> None:
         for i, (rid, label) in enumerate(zip(c.run_ids, c.labels, strict=True)):
             cols[2 + i] = Col(f"#{rid}")
             out.print(Text(safe_text(label, markup=False)), style="dim")
+    warning = differences_line(c)
+    if warning:  # before the table: a ratio read first and the caveat never is no help
+        out.print(Text("warning: " + safe_text(warning, markup=False), style="yellow"))
     print_fitted_table(cols, rows, key_cols=2)
     if c.reference_id is not None:
         out.print(f"[dim]Figures are % of run #{c.reference_id}.[/dim]")

@@ -109,6 +109,9 @@ def link_status_to_dict(s: LinkStatus) -> dict[str, Any]:
         "capable_mbps": s.capable_mbps,
         "downgraded": s.downgraded,
         "port_limited": s.port_limited,
+        # Added: the path to the CPU carries less than the endpoint can do (list's slot_limited finding).
+        "slot_limited": s.slot_limited is not None,
+        "findings": [s.slot_limited.to_dict()] if s.slot_limited is not None else [],
         "notes": list(fn.notes),
     }
 

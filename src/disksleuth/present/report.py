@@ -652,7 +652,7 @@ def _tests_table(doc: dict[str, Any]) -> str:
     tests = doc.get("tests") or []
     has_ref = any(t.get("pct_of_reference") for t in tests)
     head = ["test", "read MB/s", "write MB/s", "read IOPS", "write IOPS", "mean µs", "p50 µs", "p99 µs", "p99.9 µs",
-            "stability"]
+            "max µs", "stability"]
     if has_ref:
         head.append("% of RAM ref")
     rows = ["<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>"]
@@ -667,6 +667,7 @@ def _tests_table(doc: dict[str, Any]) -> str:
             _num(t.get("lat_p50_us"), 1),
             _num(t.get("lat_p99_us"), 1),
             _num(t.get("lat_p999_us"), 1),
+            _num(t.get("lat_max_us")),  # whole µs, as the terminal table shows it
             _e(_stability(t)),
         ]
         if has_ref:
@@ -677,6 +678,7 @@ def _tests_table(doc: dict[str, Any]) -> str:
             if t.get(f"{d}_lat_p50_us") is None:
                 continue
             lat = [_num(t.get(f"{d}_lat_{k}_us"), 1) for k in ("mean", "p50", "p99", "p999")]
+            lat.append(_num(t.get(f"{d}_lat_max_us")))
             sub = [f"└ {d} latency", "", "", "", "", *lat, ""] + ([""] if has_ref else [])
             rows.append("<tr class='sub'>" + "".join(f"<td>{c}</td>" for c in sub) + "</tr>")
     rows.append("</table>")

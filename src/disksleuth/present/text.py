@@ -267,6 +267,32 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
+# A word that ends in a figure: "1,243.5", "(285", "x4", "95%,".
+_FIGURE_RE = re.compile(r"\d[\d,.]*%?[,;:)]*$")
+
+
+def clip_words(text: str, width: int) -> str:
+    """text cut to at most width characters at a word boundary, with an ellipsis when cut. A figure is
+    never cut, nor left without the word after it: it stays whole or goes whole (`runs` summaries)."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    words = text.split(" ")
+    kept: list[str] = []
+    length = 0
+    for word in words:
+        extra = len(word) + (1 if kept else 0)
+        if length + extra + 1 > width:  # one column for the ellipsis
+            break
+        kept.append(word)
+        length += extra
+    # A figure is never the last word left: without its unit or what it counts ("1,243.5 MB/s",
+    # "44,086 read IOPS") it says nothing, so it goes with them.
+    while kept and _FIGURE_RE.search(kept[-1]):
+        kept.pop()
+    return " ".join(kept).rstrip(",;:(") + "…"
+
+
 def render_links(statuses: list[LinkStatus]) -> None:
     out = console()
     # (header, justify, drop rank): the BDF, the negotiated and capable links and the flag always stay.
@@ -291,6 +317,8 @@ def render_links(statuses: list[LinkStatus]) -> None:
         flag = ""
         if s.downgraded:
             flag, style = "DOWNGRADED", "yellow"
+        elif s.slot_limited is not None:
+            flag, style = "slot-limited", "cyan"
         elif s.port_limited:
             flag, style = "port-limited", "cyan"
         row = [
@@ -318,6 +346,10 @@ def render_links(statuses: list[LinkStatus]) -> None:
         hidden = print_fitted_table(cols, cells, row_styles=styles)
         if hidden:
             out.print(f"[dim]hidden at {out.width} columns: {', '.join(hidden)} (--json has every field)[/dim]")
+        for s in statuses:  # what limits the path: the row alone shows only the function's own link
+            if s.slot_limited is not None and not s.downgraded:
+                first = s.slot_limited.message.split(". ")[0].rstrip(".")  # the why; `list` adds the fact and fix
+                out.print(f"[cyan]slot-limited[/cyan] {s.fn.bdf}: {safe_text(first)}.")
     else:
         out.print("No PCIe links found.")
     no_link = [

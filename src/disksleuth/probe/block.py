@@ -279,7 +279,7 @@ def read_hops(
     hop = _usb_hop(fs, ancestors, names, notes)
     if hop:
         hops.append(hop)
-    hops.extend(_pcie_hops(fs, ancestors, names, notes))
+    hops.extend(pcie_hops(fs, ancestors, names, notes))
     return tuple(hops)
 
 
@@ -465,7 +465,7 @@ def is_chipset_port(fn_bdf: str, vendor_device: str | None, is_root: bool) -> bo
     return vendor == "1022" and dev_id in _AMD_CHIPSET_DEVICE_IDS
 
 
-def _pcie_hops(fs: Sysfs, ancestors: list[str], names: list[str], notes: Notes) -> list[PcieHop]:
+def pcie_hops(fs: Sysfs, ancestors: list[str], names: list[str], notes: Notes) -> list[PcieHop]:
     """Pair PCI functions top-down into links: RP -> [USP -> DSP]* -> EP.
 
     A root port or switch downstream port faces down; the function below it faces up. The two

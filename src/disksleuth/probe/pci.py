@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from disksleuth.model import PciFunction
-from disksleuth.probe.block import read_pci_fn
+from disksleuth.probe.block import pcie_hops, read_pci_fn
 from disksleuth.probe.pciids import pci_names
 from disksleuth.probe.sysfs import BDF_RE, Notes, Sysfs
 
@@ -96,6 +96,7 @@ def _read_functions(sysfs_root: str) -> list[PciFunction]:
                 driver=fs.link_name(os.path.join(path, "driver")),
                 role=pci_role(bridges),
                 notes=notes.as_tuple(),
+                path=tuple(pcie_hops(fs, chain, [os.path.basename(p) for p in chain], Notes())),
             )
         )
     return out
