@@ -206,6 +206,16 @@ def test_read_only_file_system_is_a_clear_error():
         assert "Traceback" not in res.stderr
 
 
+def test_a_decimal_size_that_is_no_whole_mib_is_filled_and_tested(cli, tmp_path):
+    # --size 20MB is 19.07 MiB; the 1 MiB fill blocks stopped at 19 MiB and the old code refused to test:
+    # "filling the scratch file stopped after 19 MiB of 19 MiB". The region is now whole MiB, and said so.
+    res = cli("bench", str(tmp_path), "--size", "20MB", "--time", "1", "--no-save", "--json")
+    assert res.code == findings_exit(res.out), res.err
+    assert res.json()["run"]["size_bytes"] == 19 * 1024 * 1024 and len(res.json()["tests"]) == 4
+    res = cli("bench", str(tmp_path), "--size", "100k")
+    assert res.code == 2 and "too small for a scratch file" in res.err
+
+
 def test_too_large_size_is_refused(cli, tmp_path):
     res = cli("bench", str(tmp_path), "--size", "100T")
     assert res.code == 2 and "more than 90%" in res.err

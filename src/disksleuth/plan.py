@@ -164,11 +164,15 @@ def scratch_size(target: TargetInfo, opts: BenchOptions, profile: Profile) -> in
     free = target.free_bytes or 0
     limit = int(free * FREE_SPACE_SHARE)
     if opts.size_bytes is not None:
+        if opts.size_bytes < MIN_SCRATCH_BYTES:
+            raise UsageError(f"--size {fmt_size(opts.size_bytes)} is too small for a scratch file: at least 16 MiB")
         if opts.size_bytes > limit:
             raise UsageError(
                 f"--size {fmt_size(opts.size_bytes)} is more than 90% of the {fmt_bytes(free)} free in {target.path}"
             )
-        return opts.size_bytes
+        # Whole MiB: the fill writes 1 MiB blocks, and --size 300MB (286.1 MiB) left its last part unwritten,
+        # so the run stopped with "filling ... stopped after 286 MiB of 286 MiB".
+        return opts.size_bytes // MIB * MIB
     wanted = profile.scratch_size_bytes
     if profile.scratch_free_share is not None:  # sustained: a share of the free space
         wanted = int(free * profile.scratch_free_share)
