@@ -244,7 +244,10 @@ def ci_legend(tests: tuple[TestResult, ...] | list[TestResult]) -> str:
     no_interval = "too few samples for an interval (the test was too short)"
     if all(t.ci95_pct is None for t in tests):
         return f"± 95%: —, {no_interval}"
-    legend = "± 95%: half-width of the 95% confidence interval of the test's MB/s and IOPS"
+    legend = (
+        "± 95%: half-width of the 95% confidence interval of the test's MB/s and IOPS over this run;"
+        " separate runs can differ by more (--repeat N shows how much)"
+    )
     if any(t.ci95_pct is None for t in tests):
         legend += f"; —: {no_interval}"
     return legend
@@ -283,6 +286,10 @@ _RUN_COLUMNS = (
 
 
 _FIGURE_COLS = 5  # test, read MB/s, write MB/s, read IOPS, write IOPS
+
+
+# steady.annotate's note for a test that ran out of time before its interval reached the target.
+_NOT_SURE = "did not reach"
 
 
 def _spread(t: TestResult) -> str:
@@ -350,9 +357,20 @@ def render_run(run: Run, show_commands: bool = False) -> None:
             render_sustained(t.sustained)
     for note in run.notes:
         out.print(f"[dim]note: {safe_text(note)}[/dim]")
+    short = [t.id for t in run.tests if any(n.startswith(_NOT_SURE) for n in t.notes)]
     for t in run.tests:
         for note in t.notes:
+            if len(short) > 1 and note.startswith(_NOT_SURE):
+                continue  # said once below, for all of them
             out.print(f"[dim]{safe_text(t.id)}: {safe_text(note)}[/dim]")
+    if len(short) > 1:
+        target = next((t.precision_target_pct for t in run.tests if t.precision_target_pct is not None), None)
+        goal = f"±{target:g}%" if target is not None else "their target"
+        said = (
+            f"none of the {len(short)} tests reached {goal}" if len(short) == len(run.tests)
+            else f"{len(short)} of {len(run.tests)} tests ({safe_text(', '.join(short))}) did not reach {goal}"
+        )  # fmt: skip
+        out.print(f"[dim]{said} in the time they had; their intervals are in the ± 95% column[/dim]")
     if show_commands:
         out.print("\n[bold]fio command lines[/bold] (paste one to rerun that test):")
         for t in run.tests:
