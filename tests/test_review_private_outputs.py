@@ -110,40 +110,51 @@ def test_the_json_store_field_masks_the_query_password(cli, tmp_path, monkeypatc
 # --- 2. -o files: private, and never through a symlink -----------------------------------------
 
 
-@pytest.mark.parametrize("command", [["export", "1"], ["report", "1"]])
-def test_an_output_file_is_private_and_replaced_safely(cli, tmp_path, command) -> None:
+OUTPUT_COMMANDS = ["export", "report", "capture"]
+
+
+def _writer(cli, tmp_path, command: str):  # noqa: ANN202
+    """`disksleuth COMMAND ... -o PATH` as a function of PATH, with a stored run to write where one is needed."""
+    if command == "capture":
+        return lambda out: cli("capture", "--sysfs-root", os.path.join(SYSFS, "scenario_badly_seated"), "-o", out)
     db = f"sqlite:///{tmp_path}/s.sqlite"
     assert cli("import", _export(tmp_path), "--db", db).code == 0
+    return lambda out: cli(command, "1", "-o", out, "--db", db)
+
+
+@pytest.mark.parametrize("command", OUTPUT_COMMANDS)
+def test_an_output_file_is_private_and_replaced_safely(cli, tmp_path, command) -> None:
+    write = _writer(cli, tmp_path, command)
+    before = set(os.listdir(tmp_path))
     old_umask = os.umask(0o022)
     try:
         out = tmp_path / "out"
-        assert cli(*command, "-o", str(out), "--db", db).code == 0
+        assert write(str(out)).code == 0
         assert stat.S_IMODE(os.stat(out).st_mode) == 0o600
         out.write_text("old")  # an existing, world-readable file is replaced by a private one
         os.chmod(out, 0o644)
-        assert cli(*command, "-o", str(out), "--db", db).code == 0
-        assert stat.S_IMODE(os.stat(out).st_mode) == 0o600 and out.read_text() != "old"
+        assert write(str(out)).code == 0
+        assert stat.S_IMODE(os.stat(out).st_mode) == 0o600 and out.read_bytes() != b"old"
     finally:
         os.umask(old_umask)
-    assert sorted(os.listdir(tmp_path)) == ["export.json", "out", "s.sqlite"]  # no temp file left beside it
+    assert set(os.listdir(tmp_path)) == before | {"out"}  # no temp file left beside it
 
 
-@pytest.mark.parametrize("command", [["export", "1"], ["report", "1"]])
+@pytest.mark.parametrize("command", OUTPUT_COMMANDS)
 def test_a_planted_symlink_is_never_written_through(cli, tmp_path, command) -> None:
     """Root running `export -o /tmp/x` where a user planted /tmp/x -> /root/.bashrc overwrote .bashrc."""
-    db = f"sqlite:///{tmp_path}/s.sqlite"
-    assert cli("import", _export(tmp_path), "--db", db).code == 0
+    write = _writer(cli, tmp_path, command)
     victim = tmp_path / "bashrc"
     victim.write_bytes(b"alias ls='ls --color'\n")
     before = victim.read_bytes()
-    planted = tmp_path / "x.json"
+    planted = tmp_path / "x.out"
     planted.symlink_to(victim)
-    res = cli(*command, "-o", str(planted), "--db", db)
+    res = write(str(planted))
     assert res.code == 2 and "symbolic link" in res.err and res.err.count("\n") == 1, res.err
     assert victim.read_bytes() == before and os.path.islink(planted)
-    dangling = tmp_path / "dangling.json"
+    dangling = tmp_path / "dangling.out"
     dangling.symlink_to(tmp_path / "nothing-yet")
-    assert cli(*command, "-o", str(dangling), "--db", db).code == 2
+    assert write(str(dangling)).code == 2
     assert not (tmp_path / "nothing-yet").exists()
 
 

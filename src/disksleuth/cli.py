@@ -500,9 +500,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def _write_output(path: str, text: str) -> None:
     """A report's -o file: run data like an export's, so written the same way (0600, never through a
     symlink); a path we cannot write is one usage line."""
-    from disksleuth.store.db import write_private_file
+    from disksleuth.outfile import write_private_text
 
-    write_private_file(path, text)
+    write_private_text(path, text)
 
 
 def cmd_report(args: argparse.Namespace) -> int:

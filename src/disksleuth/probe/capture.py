@@ -285,8 +285,10 @@ class _Bundle:
         self.entries, self.data = entries, data
 
     def write(self, out_path: str, extra: dict[str, bytes]) -> None:
+        from disksleuth.outfile import private_output
+
         self.mask_embedded()
-        with tarfile.open(out_path, "w:gz") as tar:
+        with private_output(out_path) as fh, tarfile.open(fileobj=fh, mode="w:gz") as tar:
             for name, raw in extra.items():
                 info = tarfile.TarInfo(name)
                 info.size = len(raw)

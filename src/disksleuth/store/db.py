@@ -1028,46 +1028,9 @@ def export_bundle(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def write_export(path: str, docs: Sequence[dict[str, Any]]) -> None:
-    write_private_file(path, json.dumps(export_bundle(docs), indent=1))
+    from disksleuth.outfile import write_private_text
 
-
-def write_private_file(path: str, text: str) -> None:
-    """An -o file holding run data (host names, targets, notes): 0600 like the store, and never written
-    through a symlink, which under root would let any user who planted /tmp/x -> /root/.bashrc choose the
-    file we overwrite. The text goes to a new temp file beside PATH (O_EXCL: never a link), which is then
-    renamed over PATH; rename replaces a link or file at PATH, it never writes through it."""
-    import tempfile
-
-    try:
-        st: os.stat_result | None = os.lstat(path)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-    if st is not None and stat.S_ISLNK(st.st_mode):
-        raise UsageError(f"{path} is a symbolic link; not writing through it (remove it or give another file)")
-    if st is not None and stat.S_ISDIR(st.st_mode):
-        raise UsageError(f"cannot write {path}: it is a directory; give a file name")
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        raise UsageError(f"cannot write {path}: not a regular file (a device, FIFO or socket)")
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, temp = tempfile.mkstemp(prefix=".disksleuth-", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        os.fchmod(fd, 0o600)  # mkstemp's mode already; said on the descriptor so no umask or path race matters
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(temp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    write_private_text(path, json.dumps(export_bundle(docs), indent=1))
 
 
 def keep_unsaved(doc: dict[str, Any], tags: Sequence[str], note: str | None) -> str:
