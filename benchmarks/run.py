@@ -198,84 +198,47 @@ def bench_store(runs: int = 10_000) -> list[Result]:
     ]
 
 
-def bench_fidelity(rounds: int = 6) -> list[Result]:
-    """Alternating ABBA (ours then bare, bare then ours) so that order effects cancel out."""
+def _abba_fidelity(
+    dev: str, rounds: int, label: str, extra: tuple[str, ...] = (), procs: str | None = None
+) -> list[Result]:
+    """disksleuth's quick-profile figures against bare fio running each test's own fio_command, in
+    alternating ABBA order (ours then bare, bare then ours) so that order effects cancel out; `procs`: both
+    run inside that blkio group."""
+    ours: dict[str, list[float]] = {"RND4K_Q32T1_read": [], "SEQ1M_Q8T1_read": []}
+    bare: dict[str, list[float]] = {k: [] for k in ours}
+
+    def key(test_id: str) -> str:
+        return "read_iops" if test_id.startswith("RND") else "read_mbps"
+
+    def ours_now() -> list[dict]:
+        doc, _ = disksleuth_json("bench", dev, "--profile", "quick", *extra, procs=procs)
+        return [t for t in doc["tests"] if t["id"] in ours]
+
+    def bare_now(t: dict) -> float:
+        argv = shlex.split(t["fio_command"])
+        if procs:
+            argv = ["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *argv]
+        return bare_fio(shlex.join(argv))[key(t["id"])]
+
+    for n in range(rounds):
+        tests = ours_now()
+        if n % 2:  # bare first this round: run ours again right after it
+            for t in tests:
+                bare[t["id"]].append(bare_now(t))
+            tests = ours_now()
+            for t in tests:
+                ours[t["id"]].append(t[key(t["id"])])
+        else:
+            for t in tests:
+                ours[t["id"]].append(t[key(t["id"])])
+                bare[t["id"]].append(bare_now(t))
     out = []
-    with loop_device(512) as dev:
-        ours: dict[str, list[float]] = {"RND4K_Q32T1_read": [], "SEQ1M_Q8T1_read": []}
-        bare: dict[str, list[float]] = {k: [] for k in ours}
-
-        def key(test_id: str) -> str:
-            return "read_iops" if test_id.startswith("RND") else "read_mbps"
-
-        for n in range(rounds):
-            doc, _ = disksleuth_json("bench", dev, "--profile", "quick")
-            tests = [t for t in doc["tests"] if t["id"] in ours]
-            if n % 2:  # bare first this round: run it again right before our figure counts
-                for t in tests:
-                    bare[t["id"]].append(bare_fio(t["fio_command"])[key(t["id"])])
-                doc, _ = disksleuth_json("bench", dev, "--profile", "quick")
-                for t in doc["tests"]:
-                    if t["id"] in ours:
-                        ours[t["id"]].append(t[key(t["id"])])
-            else:
-                for t in tests:
-                    ours[t["id"]].append(t[key(t["id"])])
-                    bare[t["id"]].append(bare_fio(t["fio_command"])[key(t["id"])])
-        for test_id in ours:
-            ratio = statistics.median(ours[test_id]) / statistics.median(bare[test_id])
-            unit = "IOPS" if test_id.startswith("RND") else "MB/s"
-            out.append(
-                Result(
-                    f"fidelity: {test_id}",
-                    f"{(ratio - 1) * 100:+.1f}% (median {statistics.median(ours[test_id]):,.0f} vs "
-                    f"{statistics.median(bare[test_id]):,.0f} {unit}, {rounds} ABBA rounds)",
-                    "within 3%",
-                    abs(ratio - 1) <= 0.03,
-                    detail=f"ours {[round(v) for v in ours[test_id]]}, bare {[round(v) for v in bare[test_id]]}",
-                )
-            )
-    return out
-
-
-def bench_fidelity_steady(rounds: int = 4) -> list[Result]:
-    """The same ABBA comparison on a device with a steady rate: a loop device under blkio limits (500 MB/s
-    and 40,000 read IOPS, libaio: io_uring swings under blk-throttle on this kernel). On the bare RAM device
-    bare fio alone moves ±20% run to run here, more than the 3% target can resolve; a steady device shows
-    whether disksleuth's figure is the one fio measures for the same command."""
-    if not os.path.exists(os.path.join(BLKIO, "blkio.throttle.read_iops_device")):
-        return [Result("fidelity on a steady device", "cgroup v1 blkio is not mounted", "within 3%", None)]
-    out = []
-    with loop_device(512) as dev, blkio_group(dev, read_bps_device=500_000_000, read_iops_device=40_000) as procs:
-        ours: dict[str, list[float]] = {"RND4K_Q32T1_read": [], "SEQ1M_Q8T1_read": []}
-        bare: dict[str, list[float]] = {k: [] for k in ours}
-
-        def key(test_id: str) -> str:
-            return "read_iops" if test_id.startswith("RND") else "read_mbps"
-
-        def in_group(command: str) -> str:
-            return shlex.join(["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *shlex.split(command)])
-
-        for n in range(rounds):
-            doc, _ = disksleuth_json("bench", dev, "--profile", "quick", "--engine", "libaio", procs=procs)
-            tests = [t for t in doc["tests"] if t["id"] in ours]
-            if n % 2:
-                for t in tests:
-                    bare[t["id"]].append(bare_fio(in_group(t["fio_command"]))[key(t["id"])])
-                doc, _ = disksleuth_json("bench", dev, "--profile", "quick", "--engine", "libaio", procs=procs)
-                tests = [t for t in doc["tests"] if t["id"] in ours]
-                for t in tests:
-                    ours[t["id"]].append(t[key(t["id"])])
-            else:
-                for t in tests:
-                    ours[t["id"]].append(t[key(t["id"])])
-                    bare[t["id"]].append(bare_fio(in_group(t["fio_command"]))[key(t["id"])])
     for test_id in ours:
         ratio = statistics.median(ours[test_id]) / statistics.median(bare[test_id])
         unit = "IOPS" if test_id.startswith("RND") else "MB/s"
         out.append(
             Result(
-                f"fidelity on a steady device (500 MB/s, 40k IOPS limits): {test_id}",
+                f"{label}: {test_id}",
                 f"{(ratio - 1) * 100:+.1f}% (median {statistics.median(ours[test_id]):,.0f} vs "
                 f"{statistics.median(bare[test_id]):,.0f} {unit}, {rounds} ABBA rounds)",
                 "within 3%",
@@ -284,6 +247,24 @@ def bench_fidelity_steady(rounds: int = 4) -> list[Result]:
             )
         )
     return out
+
+
+def bench_fidelity(rounds: int = 6) -> list[Result]:
+    """On a RAM-backed loop device: fio's own run-to-run noise is what limits this one here."""
+    with loop_device(512) as dev:
+        return _abba_fidelity(dev, rounds, "fidelity")
+
+
+def bench_fidelity_steady(rounds: int = 4) -> list[Result]:
+    """The same comparison on a device with a steady rate: a loop device under blkio limits (500 MB/s
+    and 40,000 read IOPS, libaio: io_uring swings under blk-throttle on this kernel). On the bare RAM device
+    bare fio alone moves ±20% run to run here, more than the 3% target can resolve; a steady device shows
+    whether disksleuth's figure is the one fio measures for the same command."""
+    if not os.path.exists(os.path.join(BLKIO, "blkio.throttle.read_iops_device")):
+        return [Result("fidelity on a steady device", "cgroup v1 blkio is not mounted", "within 3%", None)]
+    with loop_device(512) as dev, blkio_group(dev, read_bps_device=500_000_000, read_iops_device=40_000) as procs:
+        label = "fidelity on a steady device (500 MB/s, 40k IOPS limits)"
+        return _abba_fidelity(dev, rounds, label, ("--engine", "libaio"), procs)
 
 
 def bench_engines(rounds: int = 3) -> list[Result]:

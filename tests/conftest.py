@@ -329,3 +329,18 @@ def findings_exit(output: str) -> int:
     except ValueError:
         return 1 if any(f" {s} · " in output for s in ("warn", "critical")) else 0
     return 1 if any(f.get("severity") in ("warn", "critical") for f in doc.get("findings") or []) else 0
+
+
+SAMPLE_RUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks", "sample_run.json")
+
+
+def sample_export(tmp_path, mutate=None) -> str:  # noqa: ANN001
+    """An export file (`disksleuth import` reads it) holding benchmarks/sample_run.json, after `mutate`."""
+    with open(SAMPLE_RUN) as fh:
+        doc = json.load(fh)
+    doc["run"].pop("id", None)
+    if mutate:
+        mutate(doc)
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps({"schema": "disksleuth/1", "kind": "export", "runs": [doc]}))
+    return str(path)

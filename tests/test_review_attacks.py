@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import shutil
 import stat
@@ -15,10 +14,9 @@ import sys
 import time
 
 import pytest
-from conftest import HERE, SYSFS, loop_device, needs_loop
+from conftest import SYSFS, loop_device, needs_loop, sample_export
 
 BADLY_SEATED = os.path.join(SYSFS, "scenario_badly_seated")
-SAMPLE_RUN = os.path.join(HERE, "..", "benchmarks", "sample_run.json")
 
 
 def _sha(path: str) -> str:
@@ -29,22 +27,11 @@ def _sha(path: str) -> str:
     return h.hexdigest()
 
 
-def _export(tmp_path, mutate=None) -> str:
-    with open(SAMPLE_RUN) as fh:
-        doc = json.load(fh)
-    doc["run"].pop("id", None)
-    if mutate:
-        mutate(doc)
-    path = tmp_path / "export.json"
-    path.write_text(json.dumps({"schema": "disksleuth/1", "kind": "export", "runs": [doc]}))
-    return str(path)
-
-
 @needs_loop
 @pytest.mark.parametrize("form", ["{dev}", "sqlite:///{dev}"])
 def test_a_store_path_that_is_a_block_device_is_refused(cli, tmp_path, form) -> None:
     """`--db /dev/sdX` (a typo, or DISKSLEUTH_DB) wrote a SQLite file over the device, mounted or not."""
-    export = _export(tmp_path)
+    export = sample_export(tmp_path)
     with loop_device(16, fill=True) as dev:
         before = _sha(dev)
         res = cli("import", export, "--db", form.format(dev=dev))
@@ -144,7 +131,7 @@ def test_compare_markdown_and_csv_never_carry_escapes(cli, tmp_path) -> None:
         doc["tests"][0]["id"] = "SEQ" + evil
 
     db = f"sqlite:///{tmp_path}/c.sqlite"
-    assert cli("import", _export(tmp_path, mutate), "--db", db).code == 0
+    assert cli("import", sample_export(tmp_path, mutate), "--db", db).code == 0
     for fmt in ("markdown", "csv"):
         res = cli("compare", "1", "1", "--format", fmt, "--db", db)
         assert res.code == 0, res.err
@@ -176,7 +163,7 @@ def test_an_absurd_figure_is_refused_at_import_so_every_run_renders(cli, tmp_pat
     def mutate(doc: dict) -> None:
         doc["tests"][0]["read_mbps"] = 1e308
 
-    res = cli("import", _export(tmp_path, mutate), "--db", f"sqlite:///{tmp_path}/a.sqlite")
+    res = cli("import", sample_export(tmp_path, mutate), "--db", f"sqlite:///{tmp_path}/a.sqlite")
     assert res.code == 2 and "implausibly large" in res.err and len(res.err.strip().splitlines()) == 1
 
 

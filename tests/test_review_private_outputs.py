@@ -4,7 +4,6 @@ raw ESC/BEL from stored test ids on stderr."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -13,9 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SYSFS, needs_fio
+from conftest import SYSFS, needs_fio, sample_export
 
-SAMPLE_RUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks", "sample_run.json")
 DISKSLEUTH = [sys.executable, "-m", "disksleuth"]
 
 # Port 1 on localhost refuses at once: the store cannot be opened, and the error names it.
@@ -24,17 +22,6 @@ REFUSED_URL = (
     "postgresql://u@127.0.0.1:1/x?password=SECRETPW&sslmode=disable&sslpassword=SSLSECRET"
     "&oauth_client_secret=OAUTHSECRET"
 )
-
-
-def _export(tmp_path, mutate=None) -> str:
-    with open(SAMPLE_RUN) as fh:
-        doc = json.load(fh)
-    doc["run"].pop("id", None)
-    if mutate:
-        mutate(doc)
-    path = tmp_path / "export.json"
-    path.write_text(json.dumps({"schema": "disksleuth/1", "kind": "export", "runs": [doc]}))
-    return str(path)
 
 
 def _no_secret(*texts: str) -> None:
@@ -76,7 +63,7 @@ def test_a_password_in_the_query_string_is_masked_by_a_real_server(cli, tmp_path
     """The server trusts local users, so the password is accepted and ignored: the store opens, and the
     messages that name it (no such run, a database that does not exist) still mask it."""
     url = fresh_postgres_url + "?password=SECRETPW&sslpassword=SSLSECRET"
-    assert cli("import", _export(tmp_path), "--db", url, "--json").json()["imported"] == [1]
+    assert cli("import", sample_export(tmp_path), "--db", url, "--json").json()["imported"] == [1]
     for argv in (["show", "999"], ["runs", "delete", "999"], ["export", "999", "-o", str(tmp_path / "e.json")]):
         res = cli(*argv, "--db", url, "--json")
         assert res.code == 2 and "no run 999 in postgresql://" in res.err, res.err
@@ -118,7 +105,7 @@ def _writer(cli, tmp_path, command: str):  # noqa: ANN202
     if command == "capture":
         return lambda out: cli("capture", "--sysfs-root", os.path.join(SYSFS, "scenario_badly_seated"), "-o", out)
     db = f"sqlite:///{tmp_path}/s.sqlite"
-    assert cli("import", _export(tmp_path), "--db", db).code == 0
+    assert cli("import", sample_export(tmp_path), "--db", db).code == 0
     return lambda out: cli(command, "1", "-o", out, "--db", db)
 
 
@@ -160,7 +147,7 @@ def test_a_planted_symlink_is_never_written_through(cli, tmp_path, command) -> N
 
 def test_an_output_path_that_is_a_directory_is_one_line(cli, tmp_path) -> None:
     db = f"sqlite:///{tmp_path}/s.sqlite"
-    assert cli("import", _export(tmp_path), "--db", db).code == 0
+    assert cli("import", sample_export(tmp_path), "--db", db).code == 0
     res = cli("export", "1", "-o", str(tmp_path), "--db", db)
     assert res.code == 2 and "directory" in res.err and res.err.count("\n") == 1, res.err
 
@@ -183,7 +170,7 @@ def test_report_with_escapes_in_stored_text_keeps_stderr_clean(tmp_path) -> None
 
     db = f"sqlite:///{tmp_path}/s.sqlite"
     env = {**os.environ, "NO_COLOR": "1"}
-    imported = subprocess.run([*DISKSLEUTH, "import", _export(tmp_path, mutate), "--db", db], env=env,
+    imported = subprocess.run([*DISKSLEUTH, "import", sample_export(tmp_path, mutate), "--db", db], env=env,
                               capture_output=True, text=True, timeout=120)  # fmt: skip
     assert imported.returncode == 0, imported.stderr
     res = subprocess.run([*DISKSLEUTH, "report", "1", "-o", str(tmp_path / "r.html"), "--db", db], env=env,
