@@ -61,3 +61,26 @@ def test_figures_carry_the_interval_of_the_best_sequential_test():
     figures = figures_from_tests(tests)
     assert figures.seq_read_ci95_pct == 2.5
     assert figures.best_seq_interval == (390.0, 410.0)
+
+
+def test_writes_beat_reads_on_a_virtual_disk_is_decided_on_the_intervals():
+    # `disksleuth check` on this project's virtio disk (2026-11-21): SEQ1M write 1,457.1 MB/s ± 51.4%,
+    # read 941.3 MB/s ± 2.0%. The old rule called the host's cache certain (warn) on the points alone.
+    from disksleuth.model import Device
+
+    disk = Device("vdz", "/dev/vdz", "virtio", size_bytes=1 << 30)
+
+    def cache(write_ci: float) -> object:
+        figures = Figures(
+            seq_read_mbps=941.3, seq_write_mbps=1457.1, seq_read_ci95_pct=2.0, seq_write_ci95_pct=write_ci,
+            measured_direct=True,
+        )  # fmt: skip
+        return next(f for f in verdicts(disk, link_chain(disk.hops), figures) if f.code == "cache_suspected")
+
+    unsure = cache(51.4)
+    assert unsure.severity == "info" and unsure.evidence["writes_beat_reads_within_intervals"] is False
+    assert unsure.message.startswith("Sequential writes (1,457 MB/s) may beat reads (941 MB/s)")
+    assert "overlap" in unsure.message
+    sure = cache(5.0)  # 1,384-1,530 MB/s, all of it above 941 x 1.02 x 1.10
+    assert sure.severity == "warn" and sure.evidence["writes_beat_reads_within_intervals"] is True
+    assert sure.message.startswith("Sequential writes (1,457 MB/s) beat reads (941 MB/s)")
