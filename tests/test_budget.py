@@ -155,3 +155,18 @@ def test_tests_out_of_time_are_named_once_not_in_eight_lines(monkeypatch, capsys
     doc["tests"][1]["notes"] = []
     out = _render(doc, monkeypatch, capsys)
     assert "SEQ1M_Q8T1_read: did not reach ±3% within its maximum time; its interval is ±" in out
+
+
+def test_an_interval_wider_than_the_figure_is_said_in_words_and_never_goes_below_zero(monkeypatch, capsys):
+    # Review of issue 13: `bench DIR --profile standard` printed "RND4K_Q1T1_read 10.6 ... ± 202.8%",
+    # an interval from -10.9 to 32.1 MB/s, and the verdicts' interval had the same negative low end.
+    from disksleuth.analysis.verdicts import Figures
+
+    with open(RECORDED) as fh:
+        doc = json.load(fh)
+    doc["tests"][6]["ci95_pct"] = 202.8
+    out = _render(doc, monkeypatch, capsys)
+    row = next(line for line in out.splitlines() if line.startswith("RND4K_Q1T1_read"))
+    assert "too noisy" in row and "202.8" not in row
+    assert "too noisy: the interval is wider than the figure itself" in " ".join(out.split())
+    assert Figures(seq_read_mbps=10.6, seq_read_ci95_pct=202.8).best_seq_interval == pytest.approx((0.0, 32.0968))

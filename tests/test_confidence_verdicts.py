@@ -35,7 +35,7 @@ def test_an_interval_across_80_percent_says_so_even_when_the_point_is_below():
     ll = found["link_limited"]
     assert ll.severity == "info" and ll.evidence["straddles_threshold"] is True
     assert "332-368 MB/s (74-82% of the link), straddles the 80% line" in ll.message
-    assert "--precision" in ll.hint
+    assert "--time 10" in ll.hint and "--precision 1 (or --repeat 3)" not in ll.hint
     # A point above the line with a wide interval is undecided too, not a warning.
     assert _findings(373, 8.0)["link_limited"].severity == "info"
     # Wholly below: nothing; no interval at all (explain's given figures): the point decides, as before.
@@ -50,7 +50,7 @@ def test_cache_suspected_decides_on_the_interval_too():
     maybe = _findings(480, 3.0)  # 466-494 MB/s: across the line
     cs = maybe["cache_suspected"]
     assert cs.severity == "info" and cs.evidence["straddles_threshold"] is True
-    assert "may be above" in cs.message and "straddles the ceiling" in cs.message
+    assert "may be above" in cs.message and "straddles 472 MB/s (the ceiling plus 5%" in cs.message
     assert maybe["link_limited"].severity == "warn"  # its low end is still a link-limited figure
 
 

@@ -272,3 +272,16 @@ def test_report_of_runs_without_anything_to_chart():
     doc = _doc(3, [], device={})
     html = render_report([doc, copy.deepcopy(doc)])
     assert "Run #3" in html and "<svg" not in html
+
+
+def test_a_fixed_length_test_is_never_called_unsettled_and_a_short_one_says_what_it_missed():
+    # Review of issue 13: `bench --time 2` stored settled=false with precision_target_pct=null, and the
+    # report said "Not settled: ... still moved at the end of the test" of tests that had no target at all.
+    doc = _caveat_doc()
+    doc["tests"][0] |= {"settled": False, "precision_target_pct": None}
+    html = render_report([doc])
+    assert "Not settled" not in html and "Not within" not in html
+    doc["tests"][0] |= {"settled": False, "precision_target_pct": 3.0, "ci95_pct": 8.2}
+    html = render_report([doc])
+    assert "Not within ±3%:</b> SEQ8M_Q1T1_read did not reach ±3% in the time they had" in html
+    assert "still moved" not in html

@@ -131,3 +131,25 @@ def test_profile_only_options_are_refused_elsewhere(options, profile, option) ->
         plan_bench(_dir(), BenchOptions(profile=profile, **options), PROFILES[profile])
     home = "flash" if option == "--precondition" else "sustained"  # the profile the option belongs to
     plan_bench(_dir(), BenchOptions(profile=home, **options), PROFILES[home])
+
+
+@pytest.mark.parametrize(
+    "options, profile, says",
+    [
+        # Review of issue 13: each was accepted and silently ignored (or, for --time 1e9, a 31-year test).
+        ({"fixed_time_s": 5.0}, "sustained", "--time goes with the timed profiles"),
+        ({"precision_pct": 1.0, "precision_asked": True}, "sustained", "--precision goes with the timed profiles"),
+        ({"repeat": 2}, "sustained", "--repeat goes with the timed profiles"),
+        ({"fixed_time_s": 5.0, "precision_pct": 1.0, "precision_asked": True}, "quick", "give --time or --precision"),
+        ({"fixed_time_s": 1e9}, "standard", "--time is at most 3600 seconds a test"),
+    ],
+)
+def test_options_a_profile_would_ignore_are_one_line(options, profile, says) -> None:
+    with pytest.raises(UsageError, match=says):
+        plan_bench(_dir(), BenchOptions(profile=profile, **options), PROFILES[profile])
+
+
+def test_the_cli_tells_an_asked_precision_from_the_default(cli, tmp_path) -> None:
+    res = cli("bench", str(tmp_path), "--time", "2", "--precision", "1")
+    assert res.code == 2 and "give --time or --precision, not both" in res.err
+    assert len(res.err.strip().splitlines()) == 1

@@ -195,6 +195,7 @@ def _bench_options(args: argparse.Namespace, profile: str):  # noqa: ANN202
         max_time_s=parse_positive(args.max_time, "--max-time") if getattr(args, "max_time", None) else None,
         recovery_idle_s=parse_positive(args.recovery, "--recovery") if getattr(args, "recovery", None) else None,
         precision_pct=parse_positive(args.precision, "--precision") if args.precision else DEFAULT_PRECISION_PCT,
+        precision_asked=bool(args.precision),
         repeat=_repeat_count(getattr(args, "repeat", None)),
     )
 

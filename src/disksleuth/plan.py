@@ -26,8 +26,9 @@ REFERENCE_MAX_BYTES = 512 * MIB
 TIMEOUT_MARGIN_S = 120.0
 PRECONDITION_PASSES = 2
 DEFAULT_PRECISION_PCT = 3.0
+MAX_FIXED_TIME_S = 3600.0  # --time: an hour a test; longer writes are what the sustained profile is for
 # fio's status documents, the samples of the confidence interval (analysis/confidence.py): ten a second
-# give a 1.5 s test seven batches where four a second gave it none, and at 3 s the intervals came out
+# give a 1.5 s test five batches of 0.3 s where four a second gave it none, and at 3 s the intervals came out
 # about a quarter narrower (the same runs, summed to 250 ms and to 100 ms; docs/PERFORMANCE.md). fio
 # writes the documents from its helper thread; at this rate they cost no measurable throughput.
 SAMPLE_INTERVAL_S = 0.1
@@ -47,6 +48,7 @@ class BenchOptions:
     max_time_s: float | None = None  # --max-time: bound of the sustained fill
     recovery_idle_s: float | None = None  # --recovery SECONDS: idle, then a second burst (sustained)
     precision_pct: float = DEFAULT_PRECISION_PCT  # --precision: stop when the 95% interval is this tight
+    precision_asked: bool = False  # --precision was given (not the default)
     repeat: int = 1  # --repeat: passes over the profile; figures are their medians
 
 
@@ -250,6 +252,24 @@ def _check_profile_options(opts: BenchOptions, profile: Profile) -> None:
     ):
         if given:
             raise UsageError(f"{option} goes with {needs}, not with --profile {profile.name}")
+    if fills:
+        for given, option in (
+            (opts.fixed_time_s is not None, "--time"),
+            (opts.precision_asked, "--precision"),
+            (opts.repeat > 1, "--repeat"),
+        ):
+            if given:
+                raise UsageError(
+                    f"{option} goes with the timed profiles, not with --profile sustained: its fill is measured once, "
+                    "for --size bytes, bounded by --max-time"
+                )
+    if opts.fixed_time_s is not None and opts.precision_asked:
+        raise UsageError(
+            "give --time or --precision, not both: --time runs each test for a fixed length, --precision stops "
+            "each test when its interval is that tight"
+        )
+    if opts.fixed_time_s is not None and opts.fixed_time_s > MAX_FIXED_TIME_S:
+        raise UsageError(f"--time is at most {MAX_FIXED_TIME_S:g} seconds a test: {opts.fixed_time_s:g}")
 
 
 def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile, *, root: bool = True) -> BenchPlan:

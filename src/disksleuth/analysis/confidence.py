@@ -2,7 +2,7 @@
 
 Method: non-overlapping batch means (Schmeiser, "Batch size effects in the analysis of simulation output",
 Operations Research 30(3), 1982; Law & Kelton, "Simulation Modeling and Analysis", ch. 9, "the method of
-batch means"). Throughput samples taken every 250 ms are autocorrelated: a queue, a write-back burst or a
+batch means"). Throughput samples taken every 100 ms are autocorrelated: a queue, a write-back burst or a
 neighbour's load lasts longer than one interval, so the plain standard error of the samples is too small.
 The n samples after the ramp are cut into k batches of m consecutive samples; when a batch spans the
 correlation, the batch means are nearly independent and nearly normal, and

@@ -52,7 +52,7 @@ def measured_values(result: TestResult, ramp_s: float) -> list[float]:
 
 def per_second_values(result: TestResult, ramp_s: float) -> list[float]:
     """The samples after the ramp averaged into one per second (the stability and cliff rules count
-    seconds; status documents may come faster, e.g. every 250 ms)."""
+    seconds; status documents come faster, every 100 ms since issue 13)."""
     points = [p for p in result.series if p.t_s > ramp_s]
     values = [p.read_mbps + p.write_mbps for p in points]
     if len(points) < 3:
@@ -91,7 +91,7 @@ def annotate(
     if adaptive and not stopped_early:
         target_txt = f" ±{target_pct:g}%" if target_pct is not None else ""
         have = f"; its interval is ±{ci:.1f}%" if ci is not None else ""
-        notes.append(f"did not reach{target_txt} within its maximum time{have}")
+        notes.append(f"did not reach{target_txt} in the time it had{have}")
     cliff = burst_and_sustained(per_second)
     burst = sustained = None
     if cliff:

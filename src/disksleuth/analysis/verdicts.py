@@ -65,7 +65,7 @@ class Figures:
             return None
         seq, ci = max(pairs, key=lambda p: p[0])
         half = seq * (ci or 0.0) / 100.0
-        return seq - half, seq + half
+        return max(0.0, seq - half), seq + half  # an interval wider than the figure: throughput is never negative
 
     def any(self) -> bool:
         return any(
@@ -170,7 +170,10 @@ def link_limited(device: Device, chain: LinkChain, figures: Figures) -> Finding 
     else:
         hint = _faster_path_hint(chain)
     if straddles:
-        hint = "A tighter interval decides it: rerun with --precision 1 (or --repeat 3). " + hint
+        hint = (
+            "A tighter interval decides it: measure longer, e.g. disksleuth bench TARGET --profile standard "
+            "--time 10 (an interval narrows with the square root of the time measured). " + hint
+        )
     evidence = {
         "seq_mbps": seq,
         "ceiling_mbps": ceiling,
@@ -202,7 +205,8 @@ def cache_suspected(device: Device, chain: LinkChain, figures: Figures) -> Findi
             straddles = True
             reasons.append(
                 f"{fmt_rate(seq)} may be above the {link} ceiling of ~{ceiling:,.0f} MB/s: its 95% interval, "
-                f"{_interval_text(low, high, ceiling)}, straddles the ceiling"
+                f"{_interval_text(low, high, ceiling)}, straddles {ceiling * CACHE_TOLERANCE:,.0f} MB/s "
+                f"(the ceiling plus {round((CACHE_TOLERANCE - 1) * 100)}% for rounding in the link arithmetic)"
             )
     # Random IOPS move data too: 4 KiB each, through the same link.
     iops_over = _iops_over_link(chain, figures)

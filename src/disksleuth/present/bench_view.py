@@ -233,9 +233,16 @@ def _headline(t: TestResult, short: bool = False) -> str:
     return "  ".join(parts)
 
 
+# An interval at least as wide as the figure says only that the figure is unknown to within itself
+# (its low end would be below zero): said in words; --json keeps ci95_pct.
+TOO_NOISY_PCT = 100.0
+
+
 def _ci(t: TestResult) -> str:
     """The 95% interval beside a figure: "± 2.1%"."""
-    return f"± {t.ci95_pct:.1f}%" if t.ci95_pct is not None else "—"
+    if t.ci95_pct is None:
+        return "—"
+    return "too noisy" if t.ci95_pct >= TOO_NOISY_PCT else f"± {t.ci95_pct:.1f}%"
 
 
 def ci_legend(tests: tuple[TestResult, ...] | list[TestResult]) -> str:
@@ -250,6 +257,8 @@ def ci_legend(tests: tuple[TestResult, ...] | list[TestResult]) -> str:
     )
     if any(t.ci95_pct is None for t in tests):
         legend += f"; —: {no_interval}"
+    if any(t.ci95_pct is not None and t.ci95_pct >= TOO_NOISY_PCT for t in tests):
+        legend += "; too noisy: the interval is wider than the figure itself (ci95_pct in --json)"
     return legend
 
 
