@@ -39,7 +39,8 @@ def series_from_samples(samples: Sequence[StatusSample]) -> tuple[SeriesPoint, .
     fio zeroes its counters when ramp_time ends (fio 3.33: `runtime` advanced 102 ms across a 1.6 s
     interval that held the reset). Subtracting across that reset gives nonsense, so a document whose
     runtime fell behind the wall clock is taken on its own: bytes since the reset over runtime since
-    the reset. Otherwise rates are deltas over fio's own runtime, which is steadier than our clock."""
+    the reset. Otherwise rates are deltas over fio's own timestamps of the documents (its runtime field can
+    lag the bytes it reports; see below), or over our clock when fio gave no timestamp."""
     out: list[SeriesPoint] = []
     prev: StatusSample | None = None
     for s in samples:
@@ -51,8 +52,12 @@ def series_from_samples(samples: Sequence[StatusSample]) -> tuple[SeriesPoint, .
                 if run_s < 0.5 * wall_s:  # counters were reset in between
                     if s.runtime_ms >= 200:
                         point = (s.read_bytes, s.write_bytes, s.ios, s.runtime_ms / 1000.0)
-                elif run_s > 0.05:
-                    point = (s.read_bytes - prev.read_bytes, s.write_bytes - prev.write_bytes, s.ios - prev.ios, run_s)
+                elif run_s > 0.05 and wall_s > 0.05:
+                    # Over fio's timestamps, not its runtime: a status document's runtime can be stale. Under a
+                    # blkio throttle (fio 3.33, 100 ms documents) one 188 ms period showed runtime +107 ms and the
+                    # next 104 ms one +182 ms, with 9 and 5 MiB read: 88 then 29 MB/s of a steady 50, a mean
+                    # 10% high; over the timestamps both are 50 MB/s, as fio's own total says.
+                    point = (s.read_bytes - prev.read_bytes, s.write_bytes - prev.write_bytes, s.ios - prev.ios, wall_s)
             else:
                 d_read, d_write, d_ios = (
                     s.read_bytes - prev.read_bytes,
