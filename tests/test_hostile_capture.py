@@ -256,3 +256,60 @@ def test_a_signal_during_extraction_leaves_nothing_behind(tmp_path, signum, exit
     assert interrupted, "extraction finished before it could be interrupted"
     assert proc.returncode == exit_code, err
     assert leftovers(tmpdir) == []
+
+
+def _link_chain_escape(victim: str) -> list[tuple]:
+    """The attacker review's bundle (CVE-2025-4517): a chain of links makes the resolved path longer than
+    PATH_MAX, so the "data" filter's realpath gives up and takes `escape` for a link inside the bundle; a
+    file is then written through it, into `victim`."""
+    comp, steps, path, out = "d" * 247, "abcdefghijklmnop", "", [member("sys/ok")]
+    for step in steps:
+        out.append(member(os.path.join(path, comp), kind=tarfile.DIRTYPE))
+        out.append(member(os.path.join(path, step), kind=tarfile.SYMTYPE, link=comp))
+        path = os.path.join(path, comp)
+    linkpath = os.path.join(*steps, "l" * 254)
+    out.append(member(linkpath, kind=tarfile.SYMTYPE, link="../" * len(steps)))
+    out.append(member("escape", kind=tarfile.SYMTYPE, link=linkpath + "/" + "../" * 15 + victim.lstrip("/")))
+    out.append(member("escape/pwned", b"written by a capture bundle\n"))
+    return out
+
+
+def test_a_link_chain_past_path_max_cannot_write_outside_the_bundle(cli, private_tmpdir, tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "pwned").write_text("original content\n")
+    bundle = make_archive(str(tmp_path / "chain.tar.gz"), _link_chain_escape(str(victim)))
+    res = cli("list", "--sysfs-root", bundle, "--json")
+    # The old code exited 0 with an empty device list, and victim/pwned said "written by a capture bundle".
+    assert res.code == 2 and "not a plausible capture bundle" in res.json()["error"]["message"]
+    assert (victim / "pwned").read_text() == "original content\n"
+    assert leftovers(private_tmpdir) == []
+
+
+@pytest.mark.parametrize(
+    "case, says",
+    [
+        # A file written through a link the bundle made (links are made last, so the name is a directory).
+        ([member("sys/ok"), member("sys/l", kind=tarfile.SYMTYPE, link="."), member("sys/l/f")], "capture bundle"),
+        ([member("sys/ok"), member("sys/h", kind=tarfile.LNKTYPE, link="sys/ok")], "a hard link"),
+        ([member("sys/ok"), member("sys/" + "n" * 300)], "NAME_MAX"),
+        ([member("sys/ok"), member("sys/x", kind=tarfile.SYMTYPE, link="../../etc")], "leaves the bundle"),
+    ],
+)
+def test_links_and_names_no_capture_holds_are_refused(cli, private_tmpdir, tmp_path, case, says):
+    bundle = make_archive(str(tmp_path / "odd.tar", ), case, mode="w")
+    res = cli("list", "--sysfs-root", bundle)
+    assert res.code == 2 and says in res.err and res.err.count("\n") == 1, res.err
+    assert leftovers(private_tmpdir) == []
+
+
+def test_a_huge_long_name_header_is_refused_before_it_is_read_into_memory(cli, private_tmpdir, tmp_path):
+    # The attacker review: a 389 KB .tar.gz with one 400 MB GNU long name took 3.1 GB of RAM before the
+    # name was refused. The header's size is checked first now; 2 MB here keeps the test light.
+    path = str(tmp_path / "longname.tar.gz")
+    with tarfile.open(path, "w:gz", format=tarfile.GNU_FORMAT) as tar:
+        tar.addfile(member("sys", kind=tarfile.DIRTYPE)[0])
+        tar.addfile(tarfile.TarInfo("sys/" + "a" * 2_000_000), io.BytesIO(b""))
+    res = cli("list", "--sysfs-root", path)
+    assert res.code == 2 and "a long-name header of 2,000,005 bytes" in res.err
+    assert leftovers(private_tmpdir) == []

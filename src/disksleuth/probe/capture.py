@@ -19,6 +19,7 @@ import json
 import lzma
 import os
 import platform
+import posixpath
 import re
 import secrets
 import shutil
@@ -445,6 +446,49 @@ def _terminate_as_exception() -> signal.Handlers | None:
     return signal.signal(signal.SIGTERM, _raise_terminated)
 
 
+# Longer names than the kernel takes are never in a capture (PATH_MAX 4096, NAME_MAX 255: linux/limits.h).
+MAX_NAME_BYTES = 4096
+MAX_COMPONENT_BYTES = 255
+# A GNU long-name or pax extended header is read whole into memory by tarfile before its member is seen:
+# a 389 KB .tar.gz with one 400 MB name took 3.1 GB of RAM (review of issue 13). Ours are under 4 KiB.
+MAX_EXTENDED_HEADER_BYTES = 64 * 1024
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """A TarInfo whose extended headers (GNU long names and links, pax records) are refused before
+    tarfile reads them into memory when they are larger than any capture's (CPython 3.11-3.13 tarfile:
+    _proc_gnulong and _proc_pax read `self.size` bytes at once)."""
+
+    def _proc_gnulong(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+        if self.size > MAX_EXTENDED_HEADER_BYTES:
+            raise tarfile.HeaderError(f"a long-name header of {self.size:,} bytes")
+        return super()._proc_gnulong(tarfile_)  # type: ignore[misc]
+
+    def _proc_pax(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+        if self.size > MAX_EXTENDED_HEADER_BYTES:
+            raise tarfile.HeaderError(f"an extended (pax) header of {self.size:,} bytes")
+        return super()._proc_pax(tarfile_)  # type: ignore[misc]
+
+
+def _name_refusal(member: tarfile.TarInfo) -> str | None:
+    """Why a member may not be unpacked at all, beyond what tarfile's "data" filter checks."""
+    name = member.name.encode("utf-8", "surrogateescape")
+    link = member.linkname.encode("utf-8", "surrogateescape")
+    if len(name) > MAX_NAME_BYTES or len(link) > MAX_NAME_BYTES:
+        return "a name longer than the kernel's PATH_MAX"
+    if any(len(part) > MAX_COMPONENT_BYTES for part in name.split(b"/") + link.split(b"/")):
+        return "a name part longer than the kernel's NAME_MAX"
+    if member.islnk():
+        return f"a hard link ({member.name}); `disksleuth capture` writes none"
+    if member.issym():
+        # Textually, before any file system is involved: the data filter resolves links with realpath,
+        # which gives up past PATH_MAX (CVE-2025-4517 on Python < 3.11.13), so a chain of links could pass.
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(member.name), member.linkname))
+        if posixpath.isabs(member.linkname) or target == ".." or target.startswith("../"):
+            return f"a link that leaves the bundle ({member.name} -> {member.linkname})"
+    return None
+
+
 def _checked_members(tar: tarfile.TarFile, path: str) -> list[tarfile.TarInfo]:
     """Every member's header, read one at a time and checked against the caps before anything is
     extracted: an archive past a cap is refused after reading MAX_CAPTURE_ENTRIES + 1 headers, with
@@ -453,6 +497,9 @@ def _checked_members(tar: tarfile.TarFile, path: str) -> list[tarfile.TarInfo]:
     members: list[tarfile.TarInfo] = []
     unpacked = 0
     for member in tar:  # streamed: not getmembers(), which reads every header first
+        refusal = _name_refusal(member)
+        if refusal:
+            raise ParseError(f"{path} is not a plausible capture bundle: it holds {refusal}")
         members.append(member)
         if len(members) > MAX_CAPTURE_ENTRIES:
             raise ParseError(f"{path} is not a plausible capture bundle: more than {MAX_CAPTURE_ENTRIES:,} entries")
@@ -465,18 +512,38 @@ def _checked_members(tar: tarfile.TarFile, path: str) -> list[tarfile.TarInfo]:
     return members
 
 
+def _refuse_linked_parent(dest: str, name: str, path: str) -> None:
+    """A link may only be made inside a real directory of the bundle, never through another link."""
+    here = dest
+    for part in posixpath.dirname(posixpath.normpath(name)).split("/"):
+        if part in ("", "."):
+            continue
+        here = os.path.join(here, part)
+        if os.path.islink(here):
+            raise ParseError(f"{path} is not a plausible capture bundle: it makes a link inside a link ({name})")
+    if os.path.lexists(os.path.join(dest, posixpath.normpath(name))):
+        # tarfile would replace it, or copy the link's target in its place when that fails.
+        raise ParseError(f"{path} is not a plausible capture bundle: a link and a file share a name ({name})")
+
+
 def _extract_capture(path: str, dest: str) -> None:
     try:
-        tar = tarfile.open(path, "r:*")  # noqa: SIM115 (closed by the `with tar` below)
+        tar = tarfile.open(path, "r:*", tarinfo=_BoundedTarInfo)  # noqa: SIM115 (closed by the `with tar` below)
     except (tarfile.TarError, OSError, EOFError):
         # tarfile's own message lists every compression it tried, one per line.
         raise ParseError(f"{path} is not a readable capture bundle ({_NOT_A_CAPTURE})") from None
     try:
         with tar:
             # Two passes over the (decompressed) stream: the headers against the caps, then extraction.
-            for member in _checked_members(tar, path):
-                # The "data" filter refuses absolute names, "..", links that leave dest, and device
-                # nodes and FIFOs (PEP 706).
+            members = _checked_members(tar, path)
+            # Directories and files first, links last: nothing is ever written through a link the bundle
+            # made (the escape of CVE-2025-4517 writes a file through such a link), and a link whose name
+            # a file or directory already took is refused. The "data" filter also refuses absolute names,
+            # "..", links that leave dest, and device nodes and FIFOs (PEP 706).
+            for member in (m for m in members if not m.issym()):
+                tar.extract(member, dest, filter="data")
+            for member in (m for m in members if m.issym()):
+                _refuse_linked_parent(dest, member.name, path)
                 tar.extract(member, dest, filter="data")
     except (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
         reason = " ".join(str(exc).split())[:200] or type(exc).__name__
