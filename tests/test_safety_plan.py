@@ -153,3 +153,19 @@ def test_the_cli_tells_an_asked_precision_from_the_default(cli, tmp_path) -> Non
     res = cli("bench", str(tmp_path), "--time", "2", "--precision", "1")
     assert res.code == 2 and "give --time or --precision, not both" in res.err
     assert len(res.err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        # Attacker review of issue 13: "1,5" was read as 15 and "0,5" as 5; non-ASCII digits were read too.
+        (["--precision", "1,5"], "--precision must be a number: '1,5'"),
+        (["--time", "0,5"], "--time must be a number: '0,5'"),
+        (["--time", "\u0662"], "--time must be a number"),
+        # fio took --runtime=0ms as no limit and the run printed 0 µs latencies as figures.
+        (["--time", "0.0004"], "--time is at least 1 second a test"),
+    ],
+)
+def test_option_numbers_are_read_as_written_or_refused(cli, tmp_path, args, says) -> None:
+    res = cli("bench", str(tmp_path), *args)
+    assert res.code == 2 and says in res.err and len(res.err.strip().splitlines()) == 1, res.err

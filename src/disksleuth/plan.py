@@ -26,6 +26,7 @@ REFERENCE_MAX_BYTES = 512 * MIB
 TIMEOUT_MARGIN_S = 120.0
 PRECONDITION_PASSES = 2
 DEFAULT_PRECISION_PCT = 3.0
+MIN_FIXED_TIME_S = 1.0  # --time: below this a test measures fio's start more than the device
 MAX_FIXED_TIME_S = 3600.0  # --time: an hour a test; longer writes are what the sustained profile is for
 # fio's status documents, the samples of the confidence interval (analysis/confidence.py): ten a second
 # give a 1.5 s test five batches of 0.3 s where four a second gave it none, and at 3 s the intervals came out
@@ -270,6 +271,10 @@ def _check_profile_options(opts: BenchOptions, profile: Profile) -> None:
         )
     if opts.fixed_time_s is not None and opts.fixed_time_s > MAX_FIXED_TIME_S:
         raise UsageError(f"--time is at most {MAX_FIXED_TIME_S:g} seconds a test: {opts.fixed_time_s:g}")
+    if opts.fixed_time_s is not None and opts.fixed_time_s < MIN_FIXED_TIME_S:
+        # fio reads --runtime=0ms as no limit at all: --time 0.0004 ran one pass of the file in the ramp and
+        # printed 0 µs latencies as figures.
+        raise UsageError(f"--time is at least {MIN_FIXED_TIME_S:g} second a test: {opts.fixed_time_s:g}")
 
 
 def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile, *, root: bool = True) -> BenchPlan:

@@ -210,8 +210,14 @@ MAX_OPTION_VALUE = 1e9
 
 
 def parse_positive(text: str, what: str) -> float:
+    given = text.strip()
+    # "1,5" is a decimal comma to many users: never read it as 15. Digits are ASCII, as --size reads them.
+    if not given.isascii() or (("," in given or "_" in given) and not re.fullmatch(_NUMBER, given)):
+        raise UsageError(
+            f"{what} must be a number: {text!r} (a point for decimals, 1.5; commas only between groups of three digits)"
+        )
     try:
-        value = float(text.replace(",", "").replace("_", ""))
+        value = float(given.replace(",", "").replace("_", ""))
     except ValueError:
         raise UsageError(f"{what} must be a number: {text!r}") from None
     if not math.isfinite(value) or value <= 0:  # float() takes 'nan', 'inf' and '1e400' (= inf)
