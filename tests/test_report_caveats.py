@@ -285,3 +285,14 @@ def test_a_fixed_length_test_is_never_called_unsettled_and_a_short_one_says_what
     html = render_report([doc])
     assert "Not within ±3%:</b> SEQ8M_Q1T1_read did not reach ±3% in the time they had" in html
     assert "still moved" not in html
+
+
+def test_stored_text_with_escapes_and_bidi_overrides_is_shown_not_obeyed():
+    # Attacker review of issue 13: target, --note and --tag with "\x1b]0;TITLE\x07", "\x1b[31m" and U+202E
+    # reached report.html raw (`cat` obeyed them; a browser reversed the header line).
+    doc = _caveat_doc()
+    evil = "ev\x1b]0;TITLE\x07il\x1b[31mRED\r\nfake line\u202e"
+    doc["run"] |= {"target": "/tmp/" + evil, "note": evil, "tags": [evil]}
+    html = render_report([doc])
+    assert "\x1b" not in html and "\u202e" not in html and "\x07" not in html
+    assert "\\x1b]0;TITLE\\x07il\\x1b[31mRED" in html and "\\u202e" in html

@@ -633,7 +633,11 @@ def _rnd(t: dict[str, Any]) -> bool:
 
 
 def _e(v: Any) -> str:
-    return html.escape("" if v is None else str(v))
+    # Stored text (target, tags, note, messages) can carry escape sequences and bidi overrides: shown as
+    # visible escapes, as on the terminal, so `cat report.html` or a browser cannot be steered by them.
+    from disksleuth.present.text import safe_text
+
+    return html.escape(safe_text("" if v is None else v, markup=False))
 
 
 def _num(v: Any, digits: int = 0) -> str:
