@@ -186,3 +186,12 @@ def test_report_with_escapes_in_stored_text_keeps_stderr_clean(tmp_path) -> None
     charts = re.findall(r"<svg.*?</svg>", (tmp_path / "r.html").read_text(), re.S)
     assert charts and not any("\x1b" in svg or "\x07" in svg for svg in charts)
     assert any("\\x1b]0;PWN\\x07" in svg for svg in charts)  # shown as text, as the terminal views show it
+
+
+@pytest.mark.parametrize("url", ["postgresql://u:hun ter2@h/db", "postgresql://u:hun'ter2@h/db"])
+def test_a_password_with_a_space_or_a_quote_is_masked_in_argparse_echoes(cli, url):
+    # Attacker review of issue 13: the URL pattern stopped at the space or quote; " ter2@h/db" was printed.
+    for args in (("runs", url), ("--json", "runs", url)):
+        res = cli(*args)
+        assert res.code == 2 and "ter2" not in res.err + res.out, res.err
+        assert "postgresql://u:***@h/db" in res.err

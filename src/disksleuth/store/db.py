@@ -346,6 +346,14 @@ def redact_urls_in(text: str) -> str:
         # A message of ours already shows the URL masked, often followed by ':' — leave it as it reads.
         return url if _already_masked(url) else redact_url(url)
 
+    def quoted(match: re.Match[str]) -> str:
+        # A quoted argument (argparse echoes repr()) is one URL even with a space or the other quote
+        # in its password: "postgresql://u:hun ter2@h/db" leaked " ter2@h/db" to the plain pattern.
+        quote = match.group(1) or match.group(3)
+        url = match.group(2) if match.group(1) else match.group(4)
+        return quote + (url if _already_masked(url) else redact_url(url)) + quote
+
+    text = re.sub(r"(')([^']*://[^']*)'|(\")([^\"]*://[^\"]*)\"", quoted, text)
     return re.sub(r"[^\s'\"]+://[^\s'\"]+", redacted, text)
 
 
