@@ -169,3 +169,17 @@ def test_the_cli_tells_an_asked_precision_from_the_default(cli, tmp_path) -> Non
 def test_option_numbers_are_read_as_written_or_refused(cli, tmp_path, args, says) -> None:
     res = cli("bench", str(tmp_path), *args)
     assert res.code == 2 and says in res.err and len(res.err.strip().splitlines()) == 1, res.err
+
+
+@pytest.mark.parametrize(
+    "size, says",
+    [
+        # Newcomer review of issue 13: "300Mb" (megabits) was read as 300 MB, and "--size 0" said only
+        # "size must be at least 1 byte".
+        ("300Mb", "'300Mb': a lower-case b is a bit; give bytes: 300MB or 300MiB"),
+        ("0", "'0' is no bytes at all"),
+    ],
+)
+def test_sizes_in_bits_or_of_nothing_are_one_line(cli, tmp_path, size, says) -> None:
+    res = cli("bench", str(tmp_path), "--size", size)
+    assert res.code == 2 and says in res.err and len(res.err.strip().splitlines()) == 1, res.err

@@ -45,11 +45,16 @@ def parse_size(text: str) -> int:
     # One variable-width gap in the pattern, and the ends stripped first: a regex with \s* on both
     # sides of an optional part backtracks quadratically on a long run of spaces.
     m = re.fullmatch(r"([0-9]{1,30}(?:\.[0-9]{1,30})?)[ \t]*([a-zA-Z]{0,3})", text.strip(), re.ASCII)
+    if m and m.group(2) in ("Kb", "Mb", "Gb", "Tb"):
+        # Written with care for case, b is a bit (IEC 80000-13): 300Mb is megabits, never 300 MB. All
+        # lower case (300mb) is loose writing that means bytes in a size, as scripts already use it.
+        n, big = m.group(1), m.group(2)[0]
+        raise UsageError(f"not a size: {shown}: a lower-case b is a bit; give bytes: {n}{big}B or {n}{big}iB")
     if not m or m.group(2).lower() not in _SIZE_UNITS:
         raise UsageError(f"not a size: {shown} (try 1G, 512MiB or 500MB)")
     value = int(Decimal(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
     if value <= 0:
-        raise UsageError(f"size must be at least 1 byte: {shown}")
+        raise UsageError(f"not a size: {shown} is no bytes at all (try 1G, 512MiB or 500MB)")
     if value > _MAX_SIZE:
         raise UsageError(f"size too large: {shown} (at most 1 EiB)")
     return value
