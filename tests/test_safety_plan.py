@@ -183,3 +183,10 @@ def test_option_numbers_are_read_as_written_or_refused(cli, tmp_path, args, says
 def test_sizes_in_bits_or_of_nothing_are_one_line(cli, tmp_path, size, says) -> None:
     res = cli("bench", str(tmp_path), "--size", size)
     assert res.code == 2 and says in res.err and len(res.err.strip().splitlines()) == 1, res.err
+
+
+def test_a_size_larger_than_the_device_is_said_not_silently_cut() -> None:
+    # Attacker review of issue 13: --size 1T on a 256 MiB loop device printed "256 MiB tested" and nothing else.
+    plan = plan_bench(_block(), BenchOptions(profile="quick", size_bytes=1 << 40), PROFILES["quick"])
+    assert plan.main.size_bytes == DISK.size_bytes
+    assert any(n.startswith("--size 1 TiB (1,099.51 GB) is more than /dev/vdz holds: testing all") for n in plan.notes)

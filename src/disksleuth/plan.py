@@ -316,6 +316,12 @@ def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile, *, root
             raise UsageError(str(exc)) from None
         size = target.size_bytes or 0
         if opts.size_bytes:
+            if opts.size_bytes > size:
+                # A script that asked for 1T on a 256 MiB device must not believe it tested 1T.
+                notes.append(
+                    f"--size {fmt_size(opts.size_bytes)} is more than {target.path} holds: testing all of its "
+                    f"{fmt_size(size)}"
+                )
             size = min(size, opts.size_bytes)
         main = Placement(
             "device" if target.kind == "block" else "file",
