@@ -84,3 +84,21 @@ def test_writes_beat_reads_on_a_virtual_disk_is_decided_on_the_intervals():
     sure = cache(5.0)  # 1,384-1,530 MB/s, all of it above 941 x 1.02 x 1.10
     assert sure.severity == "warn" and sure.evidence["writes_beat_reads_within_intervals"] is True
     assert sure.message.startswith("Sequential writes (1,457 MB/s) beat reads (941 MB/s)")
+
+
+def test_compare_calls_a_change_within_the_two_intervals_the_same():
+    # Newcomer review of issue 13: `compare 2 8` on two runs of a 50 MB/s throttle said "51.4 -> 50.7
+    # -1% slower" while the figures were ±7.8% and ±12.1%: chance alone explains 14%.
+    from disksleuth.analysis.compare import compare, table_cells
+
+    def doc(run_id: int, mbps: float, ci: float | None) -> dict:
+        test = {"id": "SEQ1M_Q8T1_read", "read_mbps": mbps, "read_iops": mbps / 1.048576, "ci95_pct": ci}
+        return {"run": {"id": run_id, "started_at": "2026-11-21T22:00:00", "target": "/dev/loop0"}, "tests": [test]}
+
+    _, rows = table_cells(compare([doc(2, 51.4, 7.8), doc(8, 50.7, 12.1)]))
+    mbps = next(r for r in rows if r[1] == "read MB/s")
+    assert mbps[-1] == "-1% same"  # the old code: "-1% slower"
+    _, rows = table_cells(compare([doc(2, 51.4, 1.0), doc(8, 45.0, 1.5)]))
+    assert next(r for r in rows if r[1] == "read MB/s")[-1] == "-12% slower"  # beyond the intervals: a change
+    _, rows = table_cells(compare([doc(2, 51.4, None), doc(8, 50.7, 12.1)]))
+    assert next(r for r in rows if r[1] == "read MB/s")[-1] == "-1% slower"  # no interval: the 1% rule alone

@@ -14,6 +14,7 @@ METRIC_LABELS = {
     "lat_p99_us": "p99 latency µs",
 }
 LOWER_IS_BETTER = {"lat_p99_us"}
+INTERVAL_METRICS = ("read_mbps", "write_mbps", "read_iops", "write_iops")
 SAME_WITHIN = 0.01  # ratios within 1% of 1.00x are "same": below what a rerun reproduces
 
 
@@ -24,6 +25,15 @@ class Row:
     values: tuple[float | None, ...]  # one per run, in the order given
     ratios: tuple[float | None, ...]  # value / baseline value
     pct_of_reference: tuple[float | None, ...]  # value / reference value * 100, with --relative-to
+    ci95_pcts: tuple[float | None, ...] = ()  # each run's 95% interval of this figure (MB/s and IOPS rows)
+
+    def noise(self, i: int, baseline: int) -> float | None:
+        """How far run i may differ from the baseline by chance alone: both 95% half-widths combined
+        (root sum of squares), as a fraction; None when either run has no interval."""
+        if not self.ci95_pcts:
+            return None
+        a, b = self.ci95_pcts[i], self.ci95_pcts[baseline]
+        return None if a is None or b is None else (a * a + b * b) ** 0.5 / 100.0
 
 
 @dataclass(frozen=True)
@@ -131,7 +141,10 @@ def compare(docs: list[dict[str, Any]], baseline: int = 0, reference: dict[str, 
             ratios = tuple(v / base if v is not None and base else None for v in values)
             ref_value = (ref_tests.get(test_id) or {}).get(metric)
             pct = tuple(100.0 * v / ref_value if v is not None and ref_value else None for v in values)
-            rows.append(Row(test_id, metric, values, ratios, pct))
+            cis: tuple[float | None, ...] = ()
+            if metric in INTERVAL_METRICS:  # ci95_pct is of the headline figure: MB/s and IOPS move together
+                cis = tuple((tests.get(test_id) or {}).get("ci95_pct") for tests in by_run)
+            rows.append(Row(test_id, metric, values, ratios, pct, cis))
     return Comparison(
         run_ids=tuple(d["run"]["id"] for d in docs),
         labels=tuple(run_label(d) for d in docs),
@@ -155,20 +168,22 @@ def format_ratio(ratio: float | None) -> str:
     return f"-{(1.0 - ratio) * 100:.0f}%"
 
 
-def change_word(ratio: float | None, metric: str) -> str | None:
-    """Which way a row moved, in words: MB/s and IOPS are better higher, latency is better lower."""
+def change_word(ratio: float | None, metric: str, noise: float | None = None) -> str | None:
+    """Which way a row moved, in words: MB/s and IOPS are better higher, latency is better lower.
+    `noise`: what chance alone explains (Row.noise); a change within it is "same" (issue 13: a -1% on
+    figures of ±8% and ±12% is no change)."""
     if ratio is None:
         return None
-    if abs(ratio - 1.0) < SAME_WITHIN:
+    if abs(ratio - 1.0) < max(SAME_WITHIN, noise or 0.0):
         return "same"
     if metric in LOWER_IS_BETTER:
         return "better" if ratio < 1.0 else "worse"
     return "faster" if ratio > 1.0 else "slower"
 
 
-def format_change(ratio: float | None, metric: str) -> str:
+def format_change(ratio: float | None, metric: str, noise: float | None = None) -> str:
     """'2.10x faster', '-38% slower'; for latency '-38% better', '1.60x worse'."""
-    word = change_word(ratio, metric)
+    word = change_word(ratio, metric, noise)
     if ratio is None or word is None:
         return "—"
     return f"{format_ratio(ratio)} {word}"
@@ -193,6 +208,8 @@ def table_cells(c: Comparison) -> tuple[list[str], list[list[str]]]:
             cells = [f"{p:.0f}%" if p is not None else "—" for p in r.pct_of_reference]
         else:
             cells = [format_value(v, r.metric) for v in r.values]
-            cells += [format_change(x, r.metric) for i, x in enumerate(r.ratios) if i != c.baseline]
+            cells += [
+                format_change(x, r.metric, r.noise(i, c.baseline)) for i, x in enumerate(r.ratios) if i != c.baseline
+            ]
         rows.append([r.test_id, METRIC_LABELS[r.metric], *cells])
     return header, rows

@@ -71,7 +71,9 @@ def to_dict(c: Comparison) -> dict[str, Any]:
                 "values": list(r.values),
                 "ratios": [None if x is None else round(x, 4) for x in r.ratios],
                 "higher_is_better": r.metric not in LOWER_IS_BETTER,
-                "changes": [change_word(x, r.metric) for x in r.ratios],
+                "changes": [change_word(x, r.metric, r.noise(i, c.baseline)) for i, x in enumerate(r.ratios)],
+                # Each run's 95% interval of this figure (added field; [] for latency rows).
+                "ci95_pcts": list(r.ci95_pcts),
                 "pct_of_reference": None
                 if c.reference_id is None
                 else [None if p is None else round(p, 2) for p in r.pct_of_reference],
@@ -108,5 +110,6 @@ def render_table(c: Comparison) -> None:
     else:
         out.print(
             f"[dim]Ratios against run #{c.run_ids[c.baseline]}: for MB/s and IOPS higher is faster; "
-            "for latency lower is better.[/dim]"
+            "for latency lower is better; same: within 1%, or within what the two runs' 95% intervals "
+            "allow.[/dim]"
         )
