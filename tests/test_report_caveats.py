@@ -296,3 +296,11 @@ def test_stored_text_with_escapes_and_bidi_overrides_is_shown_not_obeyed():
     html = render_report([doc])
     assert "\x1b" not in html and "\u202e" not in html and "\x07" not in html
     assert "\\x1b]0;TITLE\\x07il\\x1b[31mRED" in html and "\\u202e" in html
+
+
+def test_error_bars_are_named_under_the_chart():
+    # Newcomer review of issue 13: the report drew error bars that nothing said were 95% intervals.
+    doc = _caveat_doc()
+    doc["tests"][0]["ci95_pct"] = 4.2
+    assert "error bars: 95% confidence interval of each figure over its run" in render_report([doc])
+    assert "error bars:" not in render_report([_caveat_doc()])  # no interval, no bars, no legend

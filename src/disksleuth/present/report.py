@@ -219,7 +219,7 @@ def bar_figure(docs: list[dict[str, Any]], metric: str, title: str, test_filter:
         for _, t in rows
     )
     fig, ax = plt.subplots(figsize=(CHART_WIDTH_IN, 0.9 + 0.2 * y))
-    any_cache = False
+    any_cache = any_errs = False
     for i, rows in sorted(bars_by_run.items()):
         d = docs[i]
         values = [t[metric] for _, t in rows]
@@ -229,6 +229,7 @@ def bar_figure(docs: list[dict[str, Any]], metric: str, title: str, test_filter:
             v * t["ci95_pct"] / 100.0 if isinstance(t.get("ci95_pct"), (int, float)) and t["ci95_pct"] > 0 else 0.0
             for v, (_, t) in zip(values, rows, strict=True)
         ]
+        any_errs = any_errs or any(errs)
         memory = memory_backed(d)
         bars = ax.barh(
             [yy for yy, _ in rows],
@@ -260,7 +261,11 @@ def bar_figure(docs: list[dict[str, Any]], metric: str, title: str, test_filter:
     ax.grid(axis="x", alpha=0.3, which="both" if log else "major")
     ax.set_axisbelow(True)
     n_runs = len(bars_by_run)
-    _legend_below(ax, n_runs, "* cache-affected: page cache or memory, not the medium" if any_cache else None)
+    notes = [
+        "error bars: 95% confidence interval of each figure over its run" if any_errs else "",
+        "* cache-affected: page cache or memory, not the medium" if any_cache else "",
+    ]
+    _legend_below(ax, n_runs, "; ".join(n for n in notes if n) or None)
     return fig
 
 
