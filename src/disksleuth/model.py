@@ -138,6 +138,11 @@ class Device:
     partitions: tuple[Device, ...] = ()
     parent: str | None = None  # set on partitions
     backing_file: str | None = None  # loop devices
+    # Loop links (sysfs shows none of them as holders): loop devices attached to this device, the block
+    # device a loop device is attached to, and other loop devices attached to the same backing file.
+    backs: tuple[str, ...] = ()
+    backed_by: str | None = None
+    shares_backing_with: tuple[str, ...] = ()
     hops: tuple[Hop, ...] = ()
     notes: tuple[str, ...] = ()  # things we could not read, in plain words
     sysfs_path: str | None = None  # resolved, relative to the sysfs root

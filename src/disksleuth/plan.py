@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from disksleuth.analysis.safety import identity_line, write_refusal
+from disksleuth.analysis.safety import file_write_refusal, identity_line, write_refusal
 from disksleuth.errors import EnvironmentProblem, SafetyRefusal, UsageError
 from disksleuth.probe.target import TargetInfo
 from disksleuth.profiles import MIB, PROFILES, Profile, TestSpec, fio_filename
@@ -151,10 +151,13 @@ def write_permission(target: TargetInfo, opts: BenchOptions) -> tuple[bool, list
         what = "raw device" if target.kind == "block" else "existing file"
         return False, [f"{what}: read tests only; write tests need --destructive (they overwrite its contents)"], None
     if target.kind != "block":
+        reason = file_write_refusal(target.backs, target.loop_related)
+        if reason:
+            raise SafetyRefusal(f"refusing to write to {target.path}: {reason}")
         return True, [], None
     if target.device is None:
         raise SafetyRefusal(f"{target.path}: cannot identify this block device in sysfs; refusing to write")
-    reason = write_refusal(target.device)
+    reason = write_refusal(target.device, target.loop_related)
     if reason:
         raise SafetyRefusal(f"refusing to write to {target.path}: {reason}")
     ident = identity_line(target.device)

@@ -5,9 +5,82 @@ from __future__ import annotations
 from disksleuth.model import Device
 from disksleuth.units import fmt_bytes
 
+LOOP_DEPTH = 8  # loop links followed from the target; a longer chain is refused rather than guessed
 
-def write_refusal(device: Device) -> str | None:
-    """Why writing to `device` (a whole disk or a partition) must be refused, or None."""
+
+def write_refusal(device: Device, related: tuple[Device, ...] = ()) -> str | None:
+    """Why writing to `device` (a whole disk or a partition) must be refused, or None.
+
+    `related`: the devices linked to it through loop devices (probe's loop_related). Writing a loop
+    device writes what it is attached to, and writing a device rewrites every loop device attached to
+    it, so any of them mounted, swap or held refuses too, naming the chain."""
+    return _in_use(device) or _loop_refusal(device, related)
+
+
+def file_write_refusal(backs: tuple[str, ...], related: tuple[Device, ...] = ()) -> str | None:
+    """Why writing to an existing file must be refused: it backs a loop device (attached = in use)."""
+    if not backs:
+        return None
+    by_name = {d.name: d for d in related}
+    for name in backs:
+        start = by_name.get(name)
+        if start is not None:
+            reason = _in_use(start) or _loop_refusal(start, related)
+            if reason:
+                return f"it backs /dev/{name}, which {_which(reason, start)}"
+    names = ", ".join(f"/dev/{n}" for n in backs)
+    return f"it backs {names} (attached, so in use); detach it first (losetup -d {names.replace(', ', ' ')})"
+
+
+def _which(reason: str, dev: Device) -> str:
+    """How `dev` is in use, to follow "..., which": '/dev/loop2 is mounted at /mnt' -> 'is mounted at /mnt'."""
+    if reason.startswith(f"{dev.path} "):
+        return reason[len(dev.path) + 1 :]
+    if reason.startswith("it "):  # a chain of its own
+        return reason[3:]
+    return f"is in use: {reason}"  # through a partition
+
+
+def _loop_refusal(start: Device, related: tuple[Device, ...]) -> str | None:
+    """Breadth-first along loop links from `start`: the first device in use, with the chain that reaches it."""
+    by_name = {d.name: d for d in related}
+    seen = {start.name}
+    frontier: list[tuple[Device, str]] = [(start, "it")]
+    for depth in range(LOOP_DEPTH + 1):
+        following: list[tuple[Device, str]] = []
+        for dev, chain in frontier:
+            for how, name in _links(dev):
+                if name in seen:
+                    continue
+                seen.add(name)
+                step = f"{chain} {how} /dev/{name}"
+                other = by_name.get(name)
+                if other is None:
+                    return f"{step}, which could not be read; refusing to write"
+                reason = _in_use(other)
+                if reason:
+                    return f"{step}, which {_which(reason, other)}"
+                following.append((other, f"{step}, which"))
+        if not following:
+            return None
+        if depth == LOOP_DEPTH:
+            return f"loop devices stacked deeper than {LOOP_DEPTH} links from it; refusing to write"
+        frontier = following
+    return None
+
+
+def _links(dev: Device) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for d in (dev, *dev.partitions):
+        owner = "" if d is dev else f"(through {d.path}) "
+        out.extend((f"{owner}backs", n) for n in d.backs)
+        if d.backed_by:
+            out.append(("is backed by", d.backed_by))
+        out.extend(("shares its backing file with", n) for n in d.shares_backing_with)
+    return out
+
+
+def _in_use(device: Device) -> str | None:
     parts = (device, *device.partitions)
     for d in parts:
         if "/" in d.mountpoints:

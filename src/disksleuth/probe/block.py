@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from disksleuth.model import Device, Hop, MmcHop, PcieHop, SataHop, UsbHop, VirtualHop
+from disksleuth.probe.loops import LoopTable, block_key, block_name, read_loop_table
 from disksleuth.probe.mounts import MountTable, read_mount_table
 from disksleuth.probe.sysfs import (
     BDF_RE,
@@ -55,8 +56,9 @@ def list_devices(sysfs_root: str = "/", include_partitions: bool = True) -> list
     """Every whole block device under <root>/sys/block, with partitions attached."""
     fs = Sysfs(sysfs_root)
     mounts = read_mount_table(sysfs_root)
+    loops = read_loop_table(sysfs_root)
     names = fs.listdir(fs.p("/sys/block"))
-    return [read_device(name, sysfs_root, mounts=mounts, fs=fs) for name in names]
+    return [read_device(name, sysfs_root, mounts=mounts, fs=fs, loops=loops) for name in names]
 
 
 def read_device(
@@ -65,9 +67,11 @@ def read_device(
     *,
     mounts: MountTable | None = None,
     fs: Sysfs | None = None,
+    loops: LoopTable | None = None,
 ) -> Device:
     fs = fs or Sysfs(sysfs_root)
     mounts = mounts if mounts is not None else read_mount_table(sysfs_root)
+    loops = loops if loops is not None else read_loop_table(sysfs_root)
     notes = Notes()
     link = fs.p("/sys/block", name)
     block_dir = fs.realpath(link)
@@ -87,7 +91,7 @@ def read_device(
     slaves = tuple(fs.listdir(os.path.join(block_dir, "slaves")))
     backing = attr("loop/backing_file") if transport == "loop" else None
     partitions = tuple(
-        _read_partition(fs, block_dir, part, name, mounts)
+        _read_partition(fs, block_dir, part, name, mounts, loops)
         for part in fs.listdir(block_dir)
         if os.path.isfile(os.path.join(block_dir, part, "partition"))
     )
@@ -95,6 +99,7 @@ def read_device(
     hops = read_hops(fs, block_dir, transport, name, notes, slaves=slaves, backing=backing)
     mountpoints = mounts.mountpoints_for(name, dev, dm_name)
     swap = mounts.is_swap(name, dm_name)
+    backing_key = loops.keys.get(name)
     return Device(
         name=name,
         path=f"/dev/{name}",
@@ -119,6 +124,9 @@ def read_device(
         slaves=slaves,
         partitions=partitions,
         backing_file=backing,
+        backs=loops.attached_to(block_key(dev)),
+        backed_by=block_name(backing_key, sysfs_root),
+        shares_backing_with=loops.attached_to(backing_key, besides=name),
         hops=hops,
         notes=notes.as_tuple(),
         sysfs_path=rel_path,
@@ -147,7 +155,9 @@ def _fstype(fs: Sysfs, mounts: MountTable, mountpoints: tuple[str, ...], dev: st
     return parse_udev_fstype(fs.read(fs.p("/run/udev/data", f"b{dev}"))) if dev else None
 
 
-def _read_partition(fs: Sysfs, block_dir: str, part: str, parent: str, mounts: MountTable) -> Device:
+def _read_partition(
+    fs: Sysfs, block_dir: str, part: str, parent: str, mounts: MountTable, loops: LoopTable
+) -> Device:
     notes = Notes()
     part_dir = os.path.join(block_dir, part)
     size = parse_int(fs.read(os.path.join(part_dir, "size")), f"{part} size", notes)
@@ -163,6 +173,7 @@ def _read_partition(fs: Sysfs, block_dir: str, part: str, parent: str, mounts: M
         mountpoints=mountpoints,
         swap=swap,
         holders=tuple(fs.listdir(os.path.join(part_dir, "holders"))),
+        backs=loops.attached_to(block_key(dev)),
         parent=parent,
         notes=notes.as_tuple(),
         sysfs_path=fs.rel(part_dir),

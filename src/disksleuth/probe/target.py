@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from disksleuth.errors import EnvironmentProblem, UsageError
 from disksleuth.model import Device
 from disksleuth.probe.block import read_device
-from disksleuth.probe.mounts import read_mount_table
+from disksleuth.probe.loops import LoopTable, file_key, read_loop_table
+from disksleuth.probe.mounts import MountTable, read_mount_table
 from disksleuth.probe.sysfs import Sysfs
 
 SCRATCH_PREFIX = ".disksleuth-"
@@ -45,6 +46,13 @@ class TargetInfo:
     disk: Device | None  # the whole disk (or backing disk) behind it, for link and health
     readable: bool = True  # by us (effective ids): a raw device usually needs root
     writable: bool = True  # by us; False on a read-only file system too
+    backs: tuple[str, ...] = ()  # a file target: the loop devices attached to it
+    # Every device linked to the target through loop devices (attached to it, or it to them), read
+    # within LOOP_DEPTH links, so the pure safety rule can follow the chain to a mounted one.
+    loop_related: tuple[Device, ...] = ()
+
+
+LOOP_DEPTH = 8  # loop devices stacked deeper than this are not followed (the safety rule then refuses)
 
 
 def _dev_name(major: int, minor: int, fs: Sysfs) -> str | None:
@@ -80,6 +88,41 @@ def backing_disks(name: str, sysfs_root: str = "/", depth: int = 0) -> list[str]
         if inner and inner != disk:
             return backing_disks(inner, sysfs_root, depth + 1)
     return [disk]
+
+
+def read_block(name: str, sysfs_root: str, mounts: MountTable, fs: Sysfs, loops: LoopTable) -> Device:
+    """A whole disk or a partition, by name."""
+    whole, is_part = _whole_disk(name, fs)
+    disk = read_device(whole, sysfs_root, mounts=mounts, fs=fs, loops=loops)
+    return next((p for p in disk.partitions if p.name == name), disk) if is_part else disk
+
+
+def loop_related(
+    first: tuple[str, ...], sysfs_root: str = "/", loops: LoopTable | None = None
+) -> tuple[Device, ...]:
+    """The devices named in `first` and every device linked to them through loop devices (backs,
+    backed_by, shares_backing_with, also of partitions), at most LOOP_DEPTH links away."""
+    fs = Sysfs(sysfs_root)
+    mounts = read_mount_table(sysfs_root)
+    loops = loops if loops is not None else read_loop_table(sysfs_root)
+    found: dict[str, Device] = {}
+    frontier = list(dict.fromkeys(first))
+    for _ in range(LOOP_DEPTH + 1):
+        following: list[str] = []
+        for name in frontier:
+            if name in found:
+                continue
+            dev = read_block(name, sysfs_root, mounts, fs, loops)
+            found[name] = dev
+            for d in (dev, *dev.partitions):
+                following.extend(d.backs)
+                following.extend(d.shares_backing_with)
+                if d.backed_by:
+                    following.append(d.backed_by)
+        frontier = [n for n in following if n not in found]
+        if not frontier:
+            break
+    return tuple(found.values())
 
 
 def device_for_path(path: str, sysfs_root: str = "/") -> tuple[Device | None, Device | None]:
@@ -127,7 +170,10 @@ def inspect_target(path: str) -> TargetInfo:
     if stat.S_ISBLK(st.st_mode):
         device, disk = device_for_path(path)
         size = device.size_bytes if device else None
-        return TargetInfo("block", path, None, None, None, size, device, disk, readable, writable)
+        related = loop_related((device.name,)) if device else ()
+        return TargetInfo(
+            "block", path, None, None, None, size, device, disk, readable, writable, loop_related=related
+        )
     fstype, mountpoint = fs_of(path)
     device, disk = device_for_path(path)
     if stat.S_ISDIR(st.st_mode):
@@ -135,7 +181,12 @@ def inspect_target(path: str) -> TargetInfo:
         free = vfs.f_bavail * vfs.f_frsize
         return TargetInfo("dir", path, fstype, mountpoint, free, None, device, disk, readable, writable)
     if stat.S_ISREG(st.st_mode):
-        return TargetInfo("file", path, fstype, mountpoint, None, st.st_size, device, disk, readable, writable)
+        loops = read_loop_table()
+        backs = loops.attached_to(file_key(st))
+        related = loop_related(backs, loops=loops) if backs else ()
+        return TargetInfo(
+            "file", path, fstype, mountpoint, None, st.st_size, device, disk, readable, writable, backs, related
+        )
     raise UsageError(f"{path}: not a directory, regular file or block device")
 
 
