@@ -8,6 +8,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 
 from conftest import loop_device, mounted_ext4, needs_loop
@@ -133,3 +134,62 @@ def test_rule_refuses_a_chain_deeper_than_its_bound():
 
     chain = tuple(_dev(f"loop{i}", backs=(f"loop{i + 1}",)) for i in range(12))
     assert "deeper than" in (write_refusal(chain[0], chain) or "")
+
+
+def _captured_tree(root) -> None:  # noqa: ANN001
+    """loop2 over /dev/loop1 (mounted at /srv), loop1 over a deleted image, as sysfs and mountinfo show them."""
+    for name, minor, backing in (("loop1", 1, "/dev/shm/gone.img (deleted)"), ("loop2", 2, "/dev/loop1")):
+        real = root / "sys/devices/virtual/block" / name
+        (real / "loop").mkdir(parents=True)
+        (real / "dev").write_text(f"7:{minor}\n")
+        (real / "size").write_text("131072\n")
+        (real / "loop/backing_file").write_text(backing + "\n")
+        for link in (f"sys/block/{name}", f"sys/class/block/{name}", f"sys/dev/block/7:{minor}"):
+            (root / link).parent.mkdir(parents=True, exist_ok=True)
+            (root / link).symlink_to(os.path.relpath(real, (root / link).parent))
+    (root / "proc/self").mkdir(parents=True)
+    (root / "proc/self/mountinfo").write_text("36 25 7:1 / /srv rw,relatime shared:1 - ext4 /dev/loop1 rw\n")
+
+
+def test_captured_tree_links_loop_devices(tmp_path):
+    from disksleuth.analysis.safety import write_refusal
+    from disksleuth.probe.target import loop_related
+
+    _captured_tree(tmp_path)
+    related = {d.name: d for d in loop_related(("loop2",), str(tmp_path))}
+    assert related["loop2"].backed_by == "loop1" and related["loop1"].backs == ("loop2",)
+    assert related["loop1"].backing_file == "/dev/shm/gone.img (deleted)" and related["loop1"].backed_by is None
+    assert related["loop1"].mountpoints == ("/srv",)
+    reason = write_refusal(related["loop2"], tuple(related.values()))
+    assert reason == "it is backed by /dev/loop1, which is mounted at /srv"
+
+
+@needs_loop
+def test_hard_link_to_an_unlinked_backing_file_is_refused():
+    # sysfs then shows "<old path> (deleted)": only the kernel's LOOP_GET_STATUS64 record still names the inode
+    with loop_device(64) as loop:
+        image = subprocess.run(["losetup", "-nO", "BACK-FILE", loop], capture_output=True, text=True).stdout.strip()
+        link = f"/dev/shm/disksleuth-test-{uuid.uuid4().hex[:8]}.link"
+        os.link(image, link)
+        os.rename(image, image + ".moved")  # the fixture removes `image`: keep a name there for it
+        try:
+            with open(image, "wb") as fh:  # a different file at the old path
+                fh.truncate(64 << 20)
+            msg = _refused(link)
+            assert msg == (
+                f"disksleuth: refusing to write to {link}: it backs {loop} (attached, so in use); "
+                f"detach it first (losetup -d {loop})"
+            )
+        finally:
+            os.unlink(link)
+            os.unlink(image + ".moved")
+
+
+def test_loop_info64_parser():
+    import struct
+
+    from disksleuth.probe.loops import parse_loop_info64
+
+    assert parse_loop_info64(struct.pack("=QQQ", 27, 4829, 0) + bytes(208)) == ("inode", 27, 4829)
+    assert parse_loop_info64(struct.pack("=QQQ", 5, 99, os.makedev(7, 1)) + bytes(208)) == ("dev", 7, 1)
+    assert parse_loop_info64(b"") is None

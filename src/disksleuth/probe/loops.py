@@ -10,15 +10,25 @@ the device number for a block device.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import stat
+import struct
 from dataclasses import dataclass
 
 from disksleuth.probe.sysfs import Sysfs
 
+LOOP_MAJOR = 7  # Documentation/admin-guide/devices.txt
 DELETED_SUFFIX = " (deleted)"  # fs/d_path.c, appended to the path of an unlinked file
 
 BackingKey = tuple[str, int, int]  # ("inode", st_dev, st_ino) or ("dev", major, minor)
+
+# include/uapi/linux/loop.h: LOOP_GET_STATUS64 fills struct loop_info64, which starts with
+# __u64 lo_device, lo_inode, lo_rdevice (the backing file's stat dev, ino and rdev, encoded as
+# userspace's st_dev; drivers/block/loop.c loop_get_status). 232 bytes in all.
+LOOP_GET_STATUS64 = 0x4C05
+LOOP_INFO64_SIZE = 232
 
 
 def parse_backing_file(text: str | None) -> str | None:
@@ -64,7 +74,36 @@ def file_key(st: os.stat_result) -> BackingKey:
     return ("inode", st.st_dev, st.st_ino)
 
 
-def _backing_key(path: str, fs: Sysfs) -> BackingKey | None:
+def parse_loop_info64(raw: bytes) -> BackingKey | None:
+    """The backing's identity from a struct loop_info64 (see LOOP_GET_STATUS64)."""
+    if len(raw) < 24:
+        return None
+    device, inode, rdevice = struct.unpack_from("=QQQ", raw)
+    if rdevice:  # a block device backs it
+        return ("dev", os.major(rdevice), os.minor(rdevice))
+    return ("inode", device, inode)
+
+
+def _status_key(name: str) -> BackingKey | None:
+    """The kernel's own record of the backing (live system only): right even when the file was
+    unlinked (" (deleted)") or its path was replaced meanwhile. Needs read access to /dev/NAME."""
+    with contextlib.suppress(OSError):
+        fd = os.open(f"/dev/{name}", os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISBLK(st.st_mode) or os.major(st.st_rdev) != LOOP_MAJOR:
+                return None
+            return parse_loop_info64(fcntl.ioctl(fd, LOOP_GET_STATUS64, bytes(LOOP_INFO64_SIZE)))
+        finally:
+            os.close(fd)
+    return None
+
+
+def _backing_key(name: str, path: str, fs: Sysfs) -> BackingKey | None:
+    if fs.root == "/":
+        key = _status_key(name)
+        if key is not None:
+            return key
     try:
         return file_key(os.stat(fs.p(path)))
     except OSError:
@@ -86,7 +125,7 @@ def read_loop_table(sysfs_root: str = "/") -> LoopTable:
         if path is None:
             continue  # not attached
         backing[name] = path
-        keys[name] = _backing_key(path, fs)
+        keys[name] = _backing_key(name, path, fs)
     return LoopTable(backing, keys)
 
 
