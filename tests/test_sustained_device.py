@@ -69,10 +69,12 @@ def test_cache_then_throttle_is_found_where_it_ran_out(cli):
 def test_same_device_without_the_throttle_has_no_cliff(cli):
     # A drive with no cache: one steady rate. Not the bare RAM device: on this 2-vCPU VM its write rate
     # itself falls from ~3.6 to ~1 GB/s now and then (docs/PERFORMANCE.md), a real drop the tool rightly
-    # reported as a cliff in about one run of six. A steady 600 MB/s throttle is a cache-less drive.
-    with cache_drive(1100, CacheModel(burst_bps=600 * MB)) as (dev, watcher):
-        doc = _bench(cli, dev, "--size", "1000M")
-    assert watcher.switches[-1] == (0, 600 * MB) and len(watcher.switches) == 2  # none, then 600 MB/s for good
+    # reported as a cliff in about one run of six. A steady 300 MB/s throttle, well under what the RAM
+    # device keeps up even on a loaded machine (600 MB/s still failed once under a full parallel suite),
+    # is a cache-less drive.
+    with cache_drive(700, CacheModel(burst_bps=300 * MB)) as (dev, watcher):
+        doc = _bench(cli, dev, "--size", "600M")
+    assert watcher.switches[-1] == (0, 300 * MB) and len(watcher.switches) == 2  # none, then 300 MB/s for good
     s = doc["sustained"]
     assert s["cause"] is None and s["cache_exhausted_at_bytes"] is None and s["cliff_at_bytes"] is None
     if s["duration_s"] >= 0.7:  # faster than 2.4 GB/s it is too short to judge (test_a_short_fill_*)
