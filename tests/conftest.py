@@ -4,6 +4,7 @@ cgroups, each cleaned up after the test."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -344,3 +345,9 @@ def sample_export(tmp_path, mutate=None) -> str:  # noqa: ANN001
     path = tmp_path / "export.json"
     path.write_text(json.dumps({"schema": "disksleuth/1", "kind": "export", "runs": [doc]}))
     return str(path)
+
+
+def sha256_of(path: str) -> str:
+    """A file's or a block device's checksum, to prove a run left it byte-identical."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shlex
@@ -23,6 +22,7 @@ from conftest import (
     mounted_ext4,
     needs_fio,
     needs_loop,
+    sha256_of,
 )
 
 from disksleuth.probe.fio_parse import aggregate, parse_fio_json
@@ -30,14 +30,6 @@ from disksleuth.probe.fio_parse import aggregate, parse_fio_json
 pytestmark = [needs_fio]
 
 DISKSLEUTH = [sys.executable, "-m", "disksleuth"]
-
-
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _bench_json(*args: str, cgroup: str | None = None) -> dict:
@@ -118,9 +110,9 @@ def test_throttled_loop_reads_at_the_throttle():
 @needs_loop
 def test_standard_profile_without_destructive_leaves_raw_device_unchanged():
     with loop_device(128, fill=True) as dev:
-        before = _sha256(dev)
+        before = sha256_of(dev)
         doc = _bench_json(dev, "--profile", "standard", "--time", "1")
-        after = _sha256(dev)
+        after = sha256_of(dev)
     assert before == after
     ids = [t["id"] for t in doc["tests"]]
     assert ids == ["SEQ1M_Q8T1_read", "SEQ1M_Q1T1_read", "RND4K_Q32T1_read", "RND4K_Q1T1_read"]
@@ -134,12 +126,12 @@ def test_destructive_on_mounted_device_is_refused_and_files_survive():
         path = os.path.join(mnt, "precious.bin")
         with open(path, "wb") as fh:
             fh.write(os.urandom(1 << 20))
-        digest = _sha256(path)
+        digest = sha256_of(path)
         res = subprocess.run([*DISKSLEUTH, "bench", dev, "--destructive", "--yes"], capture_output=True, text=True)
         assert res.returncode == 2
         assert "refusing to write" in res.stderr and "mounted" in res.stderr
         assert "Traceback" not in res.stderr and res.stderr.count("\n") == 1
-        assert _sha256(path) == digest
+        assert sha256_of(path) == digest
 
 
 @needs_loop

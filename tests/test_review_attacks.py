@@ -5,7 +5,6 @@ values, and absurd figures that passed import."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 import stat
@@ -14,17 +13,9 @@ import sys
 import time
 
 import pytest
-from conftest import SYSFS, loop_device, needs_loop, sample_export
+from conftest import SYSFS, loop_device, needs_loop, sample_export, sha256_of
 
 BADLY_SEATED = os.path.join(SYSFS, "scenario_badly_seated")
-
-
-def _sha(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 @needs_loop
@@ -33,10 +24,10 @@ def test_a_store_path_that_is_a_block_device_is_refused(cli, tmp_path, form) -> 
     """`--db /dev/sdX` (a typo, or DISKSLEUTH_DB) wrote a SQLite file over the device, mounted or not."""
     export = sample_export(tmp_path)
     with loop_device(16, fill=True) as dev:
-        before = _sha(dev)
+        before = sha256_of(dev)
         res = cli("import", export, "--db", form.format(dev=dev))
         assert res.code == 2 and "not a regular file" in res.err, res.err
-        assert _sha(dev) == before
+        assert sha256_of(dev) == before
 
 
 def test_sqlite_uri_forms_are_refused(cli, tmp_path) -> None:

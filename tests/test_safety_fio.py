@@ -3,7 +3,6 @@ unprivileged process, kill -9 of disksleuth and of fio."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shlex
@@ -25,20 +24,13 @@ from conftest import (
     mounted_ext4,
     needs_fio,
     needs_loop,
+    sha256_of,
 )
 
 pytestmark = [needs_fio]
 
 DISKSLEUTH = [sys.executable, "-m", "disksleuth"]
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
-
-
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _tree(root: str) -> dict[str, str]:
@@ -50,7 +42,7 @@ def _tree(root: str) -> dict[str, str]:
             if os.path.islink(path):
                 out[path] = "-> " + os.readlink(path)
             elif os.path.isfile(path):
-                out[path] = _sha256(path)
+                out[path] = sha256_of(path)
             else:
                 out[path] = "dir"
     return out
@@ -137,7 +129,7 @@ def test_symlink_with_colon_to_a_device_stays_read_only(tmp_path):
     (base / "by").write_bytes(b"neighbour\n")
     with loop_device(64, fill=True) as dev:
         os.symlink(dev, base / "by:path")
-        before, dev_sum = _tree(str(base)), _sha256(dev)
+        before, dev_sum = _tree(str(base)), sha256_of(dev)
         res = subprocess.run(
             [*DISKSLEUTH, "bench", str(base / "by:path"), "--time", "1", "--json", "--no-save"],
             capture_output=True,
@@ -156,7 +148,7 @@ def test_symlink_with_colon_to_a_device_stays_read_only(tmp_path):
         )
         assert pasted.returncode == 0, pasted.stderr
         assert json.loads(pasted.stdout)["jobs"][0]["read"]["io_bytes"] > 0
-        assert _tree(str(base)) == before and _sha256(dev) == dev_sum
+        assert _tree(str(base)) == before and sha256_of(dev) == dev_sum
 
 
 # --- item 2: a scratch file nobody else can redirect ------------------------------------------
@@ -204,7 +196,7 @@ def test_racing_symlinks_never_redirect_the_scratch_file(tmp_path):
     os.chmod(shared, 0o777)  # world-writable, NOT sticky
     victim = tmp_path / "victim.bin"
     victim.write_bytes(os.urandom(48 << 20))
-    digest = _sha256(str(victim))
+    digest = sha256_of(str(victim))
     stop = os.path.join(tempfile.gettempdir(), f"disksleuth-race-stop-{uuid.uuid4().hex}")
     attacker = subprocess.Popen([*NOBODY, sys.executable, "-c", ATTACKER, shared, str(victim), stop])
     try:
@@ -222,7 +214,7 @@ def test_racing_symlinks_never_redirect_the_scratch_file(tmp_path):
         os.unlink(stop)
         leftovers = [n for n in os.listdir(shared) if os.stat(os.path.join(shared, n)).st_uid == 0]
         shutil.rmtree(shared)
-    assert _sha256(str(victim)) == digest
+    assert sha256_of(str(victim)) == digest
     assert res.returncode == findings_exit(res.stdout), res.stderr
     assert {t["id"] for t in json.loads(res.stdout)["tests"]} >= {"SEQ1M_Q8T1_write", "RND4K_Q32T1_write"}
     assert leftovers == []  # ours removed, even after the attacker renamed it

@@ -4,14 +4,13 @@ device linked to a mounted file system by a loop device was overwritten (securit
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
 
-from conftest import loop_device, mounted_ext4, needs_loop
+from conftest import loop_device, mounted_ext4, needs_loop, sha256_of
 
 from disksleuth.model import Device
 
@@ -48,15 +47,13 @@ def _checked(mnt: str) -> str:
     with open(path, "wb") as fh:
         fh.write(os.urandom(1 << 20))
     os.sync()
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
+    return sha256_of(path)
 
 
 def _intact(mnt: str, digest: str, dev: str) -> None:
     subprocess.run(["sync"], check=True)
     subprocess.run(["sh", "-c", "echo 3 > /proc/sys/vm/drop_caches"], check=False)
-    with open(os.path.join(mnt, "canary"), "rb") as fh:
-        assert hashlib.file_digest(fh, "sha256").hexdigest() == digest
+    assert sha256_of(os.path.join(mnt, "canary")) == digest
     subprocess.run(["umount", mnt], check=True)
     fsck = subprocess.run(["e2fsck", "-fn", dev], capture_output=True, text=True)
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr

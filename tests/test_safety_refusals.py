@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 import struct
@@ -14,16 +13,11 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from conftest import loop_device, mounted_ext4, needs_fio, needs_loop
+from conftest import loop_device, mounted_ext4, needs_fio, needs_loop, sha256_of
 
 pytestmark = [needs_fio, needs_loop]
 
 DISKSLEUTH = [sys.executable, "-m", "disksleuth"]
-
-
-def _sha256(path: str) -> str:
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _refused(dev: str) -> str:
@@ -83,9 +77,9 @@ def test_disk_with_a_mounted_partition_is_refused():
     with _partitioned_loop() as (disk, part), mounted_ext4(part) as mnt:
         with open(os.path.join(mnt, "precious.bin"), "wb") as fh:
             fh.write(os.urandom(1 << 20))
-        digest = _sha256(os.path.join(mnt, "precious.bin"))
+        digest = sha256_of(os.path.join(mnt, "precious.bin"))
         assert _refused(disk) == f"disksleuth: refusing to write to {disk}: {part} is mounted at {mnt}"
-        assert _sha256(os.path.join(mnt, "precious.bin")) == digest
+        assert sha256_of(os.path.join(mnt, "precious.bin")) == digest
 
 
 def test_device_with_a_holder_is_refused():
@@ -96,8 +90,8 @@ def test_device_with_a_holder_is_refused():
         table = f"0 {(64 << 20) // 512} linear {dev} 0"
         subprocess.run(["dmsetup", "create", name], input=table, text=True, check=True, capture_output=True)
         try:
-            before = _sha256(dev)
+            before = sha256_of(dev)
             assert "(LVM, md or dm)" in _refused(dev)
-            assert _sha256(dev) == before
+            assert sha256_of(dev) == before
         finally:
             subprocess.run(["dmsetup", "remove", name], check=False)
