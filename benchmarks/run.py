@@ -102,10 +102,13 @@ def blkio_group(dev: str, **limits: int) -> Iterator[str]:
         os.rmdir(group)
 
 
+def in_group(procs: str | None, argv: list[str]) -> list[str]:
+    """argv run inside the blkio group whose cgroup.procs is `procs` (the shell joins, then execs)."""
+    return ["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *argv] if procs else argv
+
+
 def disksleuth_json(*args: str, procs: str | None = None, timeout: float = 900) -> tuple[dict, float]:
-    argv = [*DISKSLEUTH, *args, "--json", "--no-save"]
-    if procs:
-        argv = ["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *argv]
+    argv = in_group(procs, [*DISKSLEUTH, *args, "--json", "--no-save"])
     started = time.monotonic()
     res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     elapsed = time.monotonic() - started
@@ -215,10 +218,7 @@ def _abba_fidelity(
         return [t for t in doc["tests"] if t["id"] in ours]
 
     def bare_now(t: dict) -> float:
-        argv = shlex.split(t["fio_command"])
-        if procs:
-            argv = ["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *argv]
-        return bare_fio(shlex.join(argv))[key(t["id"])]
+        return bare_fio(shlex.join(in_group(procs, shlex.split(t["fio_command"]))))[key(t["id"])]
 
     for n in range(rounds):
         tests = ours_now()

@@ -171,7 +171,8 @@ def scratch_size(target: TargetInfo, opts: BenchOptions, profile: Profile) -> in
     limit = int(free * FREE_SPACE_SHARE)
     if opts.size_bytes is not None:
         if opts.size_bytes < MIN_SCRATCH_BYTES:
-            raise UsageError(f"--size {fmt_size(opts.size_bytes)} is too small for a scratch file: at least 16 MiB")
+            least = f"{MIN_SCRATCH_BYTES // MIB} MiB"
+            raise UsageError(f"--size {fmt_size(opts.size_bytes)} is too small for a scratch file: at least {least}")
         if opts.size_bytes > limit:
             raise UsageError(
                 f"--size {fmt_size(opts.size_bytes)} is more than 90% of the {fmt_bytes(free)} free in {target.path}"

@@ -224,10 +224,9 @@ def cache_suspected(device: Device, chain: LinkChain, figures: Figures) -> Findi
         if iops > HDD_MAX_RANDOM_IOPS:
             reasons.append(f"{iops:,.0f} random IOPS is more than a spinning disk can seek")
     host = _host_caches_writes(device, figures)
-    host_cache = host[0] if host else None
-    host_unsure = host is not None and not host[1]
-    if host:
-        reasons.append(host[0])
+    host_cache, host_unsure = (host[0], not host[1]) if host else (None, False)
+    if host_cache:
+        reasons.append(host_cache)
     if not reasons:
         return None
     only_host_cache = host_cache is not None and len(reasons) == 1
@@ -305,8 +304,8 @@ def _host_caches_writes(device: Device, figures: Figures) -> tuple[str, bool] | 
     r, w = figures.seq_read_mbps, figures.seq_write_mbps
     if device.transport not in VIRTUAL_DISKS or r is None or w is None or w <= r * HOST_CACHE_MARGIN:
         return None
-    w_low = w * (1 - (figures.seq_write_ci95_pct or 0.0) / 100)
-    r_high = r * (1 + (figures.seq_read_ci95_pct or 0.0) / 100)
+    w_half, r_high = w * (figures.seq_write_ci95_pct or 0.0) / 100, r * (1 + (figures.seq_read_ci95_pct or 0.0) / 100)
+    w_low = w - w_half
     if w_low > r_high * HOST_CACHE_MARGIN:
         return (
             f"sequential writes ({fmt_rate(w)}) beat reads ({fmt_rate(r)}) on a {device.transport} virtual disk: "
@@ -314,7 +313,7 @@ def _host_caches_writes(device: Device, figures: Figures) -> tuple[str, bool] | 
         ), True
     return (
         f"sequential writes ({fmt_rate(w)}) may beat reads ({fmt_rate(r)}) on a {device.transport} virtual disk, "
-        f"but their 95% intervals overlap (writes {w_low:,.0f}-{w * 2 - w_low:,.0f} MB/s, reads up to "
+        f"but their 95% intervals overlap (writes {w_low:,.0f}-{w + w_half:,.0f} MB/s, reads up to "
         f"{r_high:,.0f} MB/s): the host may be caching the writes in its memory"
     ), False
 

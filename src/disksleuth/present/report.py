@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from disksleuth.analysis.compare import run_label
+from disksleuth.present.text import safe_text
 from disksleuth.units import fmt_size
 
 CHART_WIDTH_IN = 7.0
@@ -640,8 +641,6 @@ def _rnd(t: dict[str, Any]) -> bool:
 def _e(v: Any) -> str:
     # Stored text (target, tags, note, messages) can carry escape sequences and bidi overrides: shown as
     # visible escapes, as on the terminal, so `cat report.html` or a browser cannot be steered by them.
-    from disksleuth.present.text import safe_text
-
     return html.escape(safe_text("" if v is None else v, markup=False))
 
 
