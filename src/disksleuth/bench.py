@@ -43,6 +43,7 @@ from disksleuth.plan import (
     with_time_limit,
 )
 from disksleuth.probe import fio, runner
+from disksleuth.probe.claim import DeviceBusy, exclusive_claim
 from disksleuth.probe.fio_parse import aggregate
 from disksleuth.probe.host import host_info
 from disksleuth.probe.hwmon import TemperatureSampler, hwmon_temp_input, read_temp_c
@@ -360,8 +361,20 @@ def run_bench(
     runner.require("fio")
     version = fio.fio_version()
     target = inspect_target(target_path)
-    plan = plan_bench(target, opts, profile, root=os.geteuid() == 0)
-    return execute(plan, events, version, stop_rule=stop_rule)
+    root = os.geteuid() == 0
+    with contextlib.ExitStack() as held:
+        if opts.destructive and target.kind == "block":
+            # The kernel has the last word: hold the device with O_EXCL from the safety check until fio has
+            # ended, so a mount in another namespace, a btrfs or md member or a dm table refuses the run, and
+            # nothing can claim the device meanwhile (fio's own open is not exclusive and still works).
+            try:
+                held.enter_context(exclusive_claim(target.path))
+            except DeviceBusy:
+                plan_bench(target, opts, profile, root=root)  # our own checks, for their clearer words
+                raise
+            target = inspect_target(target_path)  # under the claim, what the checks see can no longer change
+        plan = plan_bench(target, opts, profile, root=root)
+        return execute(plan, events, version, stop_rule=stop_rule)
 
 
 def _require_phase_detection() -> None:
