@@ -376,8 +376,8 @@ def bench_dead_time() -> list[Result]:
     """Where the standard profile's wall time goes, measured in-process: each fio process's wall time
     split into fio start-up and shutdown, ramp and measurement (fio's own runtime), plus the probes
     (fio --version, the engine probe) and the rest (target inspection, Python)."""
-    from disksleuth import bench
     from disksleuth.probe import fio, runner
+    from disksleuth.run import bench
 
     spans: list[tuple[str, float, dict]] = []
     real_run_job, real_run = fio.run_job, runner.run

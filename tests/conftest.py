@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pytest
 
 from disksleuth.cli import main
-from disksleuth.model import SeriesPoint, TestResult
+from disksleuth.model.run import SeriesPoint, TestResult
 
 # Every test, and every disksleuth it starts, saves runs into a throwaway store, never ~/.local/share.
 _STORE_DIR = tempfile.mkdtemp(prefix="disksleuth-test-store-")

@@ -9,12 +9,12 @@ from dataclasses import replace
 
 import pytest
 
-from disksleuth import bench
 from disksleuth.analysis import confidence
 from disksleuth.model import Device
-from disksleuth.plan import BenchOptions, measuring_limit_s, plan_bench
 from disksleuth.probe.target import TargetInfo
 from disksleuth.profiles import PROFILES
+from disksleuth.run import bench
+from disksleuth.run.plan import BenchOptions, measuring_limit_s, plan_bench
 
 DISK = Device("vdz", "/dev/vdz", "virtio", model="Test disk", size_bytes=1 << 30)
 DIR = TargetInfo("dir", "/srv/data", "ext4", "/srv", 10 << 30, None, None, DISK)

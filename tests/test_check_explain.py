@@ -23,7 +23,7 @@ from conftest import (
 from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.steady import annotate
 from disksleuth.analysis.verdicts import Figures, summary_line, thermal_throttling, verdicts, with_drive_sata_max
-from disksleuth.model import Health
+from disksleuth.model.run import Health
 from disksleuth.probe.block import read_device
 
 DISKSLEUTH = [sys.executable, "-m", "disksleuth"]

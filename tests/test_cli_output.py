@@ -123,9 +123,9 @@ def test_progress_goes_to_a_terminal_stderr_whatever_stdout_is(monkeypatch):
     import io
     import pty
 
-    from disksleuth.bench import QuietEvents
     from disksleuth.cli import _events
     from disksleuth.present.bench_view import TtyEvents
+    from disksleuth.run.bench import QuietEvents
 
     master, slave = pty.openpty()
     try:

@@ -13,7 +13,7 @@ from conftest import DATA
 
 from disksleuth.analysis.confidence import StopRule, batch_means, ci95_pct, t975
 from disksleuth.analysis.steady import annotate
-from disksleuth.model import SeriesPoint, TestResult
+from disksleuth.model.run import SeriesPoint, TestResult
 
 INTERVAL_S = 0.25
 

@@ -19,7 +19,7 @@ from conftest import SYSFS, loop_device, mounted_ext4, needs_fio, needs_loop
 
 from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.verdicts import Figures, verdicts
-from disksleuth.model import MemoryBacking, TestResult
+from disksleuth.model.run import MemoryBacking, TestResult
 from disksleuth.probe.block import read_device
 from disksleuth.probe.memory import device_memory_backing
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import DATA, SMARTCTL_FIXTURES, SYSFS
 
 from disksleuth.analysis.health import health_changes, health_findings, lba_format_finding
-from disksleuth.model import Health, LbaFormat
+from disksleuth.model.run import Health, LbaFormat
 from disksleuth.probe.hwmon import TemperatureSampler, hwmon_temp_input, read_temp_c
 from disksleuth.probe.smart_parse import decode_exit_status, parse_nvme_id_ns_json, parse_smartctl_json
 

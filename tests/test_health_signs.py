@@ -12,7 +12,7 @@ from conftest import SMARTCTL_FIXTURES, SYSFS
 
 from disksleuth.analysis.health import health_changes, health_findings
 from disksleuth.analysis.verdicts import assess_run
-from disksleuth.model import Health, Run
+from disksleuth.model.run import Health, Run
 from disksleuth.probe.block import read_device
 from disksleuth.probe.smart_parse import parse_smartctl_json
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import FIO_FIXTURES, findings_exit, loop_device, needs_fio, needs_loop
 
 from disksleuth.analysis.results import result_from_fio
-from disksleuth.model import Run
+from disksleuth.model.run import Run
 from disksleuth.present import bench_view
 from disksleuth.present.bench_view import render_run
 from disksleuth.probe.fio_parse import aggregate, parse_fio_json

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from disksleuth.errors import ParseError, UsageError
-from disksleuth.model import Health, LbaFormat
+from disksleuth.model.run import Health, LbaFormat
 from disksleuth.probe.fio_parse import aggregate, parse_fio_json, report_from_document, split_documents
 from disksleuth.probe.mounts import MountTable, parse_mountinfo, parse_swaps
 from disksleuth.probe.smart_parse import parse_nvme_id_ns_json, parse_smartctl_json

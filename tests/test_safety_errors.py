@@ -17,12 +17,12 @@ from dataclasses import replace
 import pytest
 from conftest import loop_device, needs_fio, needs_loop
 
-from disksleuth import bench
 from disksleuth.model import Device
-from disksleuth.plan import BenchOptions, plan_bench
 from disksleuth.probe import fio
 from disksleuth.probe.target import TargetInfo, inspect_target
 from disksleuth.profiles import MIB, PROFILES
+from disksleuth.run import bench
+from disksleuth.run.plan import BenchOptions, plan_bench
 
 pytestmark = [needs_fio]
 

@@ -8,12 +8,12 @@ import os
 import pytest
 from conftest import needs_fio
 
-from disksleuth import bench
 from disksleuth.errors import SafetyRefusal, UsageError
 from disksleuth.model import Device
-from disksleuth.plan import BenchOptions, plan_bench, profile_named, with_prepared_bytes
 from disksleuth.probe.target import TargetInfo
 from disksleuth.profiles import MIB, PROFILES
+from disksleuth.run import bench
+from disksleuth.run.plan import BenchOptions, plan_bench, profile_named, with_prepared_bytes
 
 DISK = Device("vdz", "/dev/vdz", "virtio", model="Test disk", size_bytes=1 << 30)
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import DATA, result_with_series
 
 from disksleuth.analysis.steady import annotate, burst_and_sustained, per_second_values, spread_pct
-from disksleuth.model import SeriesPoint
+from disksleuth.model.run import SeriesPoint
 
 
 def _series(name: str) -> list[float]:

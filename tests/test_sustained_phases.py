@@ -162,7 +162,7 @@ def test_parse_bw_log_rejects_what_fio_does_not_write(text):
 
 
 def test_switch_inside_a_brief_step_is_placed_by_the_mix_of_rates():
-    from disksleuth.model_sustained import Phase
+    from disksleuth.model.sustained import Phase
 
     fast = Phase(0, 500 * MB, 0.0, 1.0, 500.0)
     settled = Phase(540 * MB, 1040 * MB, 1.3, 11.3, 50.0)
@@ -179,7 +179,7 @@ def test_fill_round_trips_through_the_store_into_show_and_report(tmp_path):
 
     from conftest import result_with_series
 
-    from disksleuth.model import Run
+    from disksleuth.model.run import Run
     from disksleuth.present.bench_view import run_from_dict, run_to_dict
     from disksleuth.present.report import render_report
     from disksleuth.store.db import Store

@@ -169,7 +169,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
 def _events(args: argparse.Namespace):  # noqa: ANN202 - an Events implementation
     """Live progress goes to stderr whenever stderr is a terminal, whatever stdout is (a file, a pipe,
     --json): `bench DIR > out.txt` still shows what it is doing, as curl, pip and fio do."""
-    from disksleuth.bench import QuietEvents
+    from disksleuth.run.bench import QuietEvents
 
     if not sys.stderr.isatty() or os.environ.get("TERM") == "dumb":
         return QuietEvents()
@@ -179,8 +179,8 @@ def _events(args: argparse.Namespace):  # noqa: ANN202 - an Events implementatio
 
 
 def _bench_options(args: argparse.Namespace, profile: str):  # noqa: ANN202
-    from disksleuth.bench import BenchOptions
-    from disksleuth.plan import DEFAULT_PRECISION_PCT
+    from disksleuth.run.bench import BenchOptions
+    from disksleuth.run.plan import DEFAULT_PRECISION_PCT
     from disksleuth.units import parse_positive, parse_size
 
     return BenchOptions(
@@ -212,7 +212,7 @@ def _repeat_count(text: str | None) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from disksleuth.bench import run_bench
+    from disksleuth.run.bench import run_bench
 
     events = _events(args)
     try:
@@ -220,10 +220,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     finally:
         events.close()
     from disksleuth.analysis.ceilings import link_chain
-    from disksleuth.check import assess_bench
     from disksleuth.present.bench_view import run_to_dict
     from disksleuth.present.jsonout import device_to_dict
     from disksleuth.probe.target import inspect_target
+    from disksleuth.run.check import assess_bench
 
     assessment = assess_bench(run, inspect_target(run.target))
     doc = run_to_dict(run)
@@ -747,11 +747,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from disksleuth.analysis.ceilings import link_chain
-    from disksleuth.check import device_of, health_not_read, run_check, where_of
     from disksleuth.present.bench_view import run_to_dict
     from disksleuth.present.check_view import render_check, render_device_header
     from disksleuth.present.jsonout import device_to_dict, emit
     from disksleuth.probe.target import inspect_target
+    from disksleuth.run.check import device_of, health_not_read, run_check, where_of
 
     target = inspect_target(args.target or os.getcwd())
     quiet = args.json or not sys.stdout.isatty()
@@ -852,7 +852,7 @@ def cmd_exporter(args: argparse.Namespace) -> int:
         else:
             print(f"serving {where} (Ctrl-C stops)", flush=True)
 
-    from disksleuth.bench import sigterm_as_exception
+    from disksleuth.run.bench import sigterm_as_exception
 
     try:
         with sigterm_as_exception():

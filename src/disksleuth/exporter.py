@@ -33,7 +33,7 @@ class DiskState:
     device: Device
     chain: LinkChain
     findings: tuple[Finding, ...]
-    health: object | None  # model_run.Health; loaded lazily so a scrape without health stays light
+    health: object | None  # model.run.Health; loaded lazily so a scrape without health stays light
     health_read_at: float | None  # wall-clock seconds
 
 

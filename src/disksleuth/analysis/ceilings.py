@@ -15,16 +15,7 @@ Facts (DESIGN.md "The link chain and its ceilings"):
 
 from __future__ import annotations
 
-from disksleuth.model import (
-    Hop,
-    HopCeiling,
-    LinkChain,
-    MmcHop,
-    PcieHop,
-    SataHop,
-    UsbHop,
-    VirtualHop,
-)
+from disksleuth.model import Hop, HopCeiling, LinkChain, MmcHop, PcieHop, SataHop, UsbHop, VirtualHop
 
 PCIE_PRACTICAL_FACTOR = 0.9
 SATA_PRACTICAL_FACTOR = 0.95

@@ -28,8 +28,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from disksleuth.model import TestResult
-from disksleuth.model_fio import StatusSample
+from disksleuth.model.fio import StatusSample
+from disksleuth.model.run import TestResult
 
 MIN_BATCH_SIZE = 2
 # A batch spans at least this long when the sample length is known. Samples of 100 ms can hold only a

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from disksleuth.model import Finding, Health, SmartAttribute
+from disksleuth.model import Finding
+from disksleuth.model.run import Health, SmartAttribute
 
 WORN_PCT = 80
 

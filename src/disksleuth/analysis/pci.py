@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from disksleuth.analysis.ceilings import pcie_label, pcie_mbps
 from disksleuth.analysis.links import slot_limited
-from disksleuth.model import Finding, PciFunction
+from disksleuth.model import Finding
+from disksleuth.model.run import PciFunction
 
 # include/linux/pci_ids.h base classes, for a readable kind without pci.ids.
 PCI_CLASS_NAMES = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from disksleuth.model import SeriesPoint, TestResult
-from disksleuth.model_fio import FioDirection, FioJob, StatusSample
+from disksleuth.model.fio import FioDirection, FioJob, StatusSample
+from disksleuth.model.run import SeriesPoint, TestResult
 from disksleuth.profiles import JobPlan, TestSpec
 
 

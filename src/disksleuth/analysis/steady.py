@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from disksleuth.analysis import confidence
-from disksleuth.model import TestResult
+from disksleuth.model.run import TestResult
 
 WINDOW = 3
 TOLERANCE_PCT = 5.0

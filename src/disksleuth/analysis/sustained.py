@@ -32,8 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from disksleuth.model import Finding
-from disksleuth.model_sustained import FillPoint, Phase, Recovery, Sustained
-from disksleuth.probe.fio_bwlog import BwLogEntry
+from disksleuth.model.fio import BwLogEntry
+from disksleuth.model.sustained import FillPoint, Phase, Recovery, Sustained
 
 LOG_AVG_MS = 100
 MAX_POINTS = 400

@@ -12,18 +12,8 @@ from dataclasses import dataclass, replace
 from disksleuth.analysis.ceilings import link_chain, pcie_label, pcie_mbps, usb_mbps
 from disksleuth.analysis.health import health_findings
 from disksleuth.analysis.links import static_findings
-from disksleuth.model import (
-    Device,
-    Finding,
-    Health,
-    LinkChain,
-    MemoryBacking,
-    PcieHop,
-    Run,
-    SataHop,
-    TestResult,
-    UsbHop,
-)
+from disksleuth.model import Device, Finding, LinkChain, PcieHop, SataHop, UsbHop
+from disksleuth.model.run import Health, MemoryBacking, Run, TestResult
 from disksleuth.units import fmt_rate
 
 LINK_LIMITED_SHARE = 0.80

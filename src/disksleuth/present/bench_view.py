@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from disksleuth.model import Run, TestResult
+from disksleuth.model.run import Run, TestResult
 from disksleuth.present.health_view import health_to_dict
 from disksleuth.present.text import safe_text
 from disksleuth.profiles import TestSpec
@@ -66,7 +66,7 @@ def with_sustained(doc: dict[str, Any]) -> dict[str, Any]:
 
 def run_from_dict(doc: dict[str, Any]) -> Run:
     """A stored run document back into the model, for the terminal views."""
-    from disksleuth.model import SeriesPoint
+    from disksleuth.model.run import SeriesPoint
 
     test_fields = {f.name for f in dataclasses.fields(TestResult)}
 

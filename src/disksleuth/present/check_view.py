@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from disksleuth.analysis.verdicts import Figures
-from disksleuth.model import Device, Finding, Health, LinkChain, Run
+from disksleuth.model import Device, Finding, LinkChain
+from disksleuth.model.run import Health, Run
 from disksleuth.units import fmt_bytes
 
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from disksleuth.model import Finding, Health
+from disksleuth.model import Finding
+from disksleuth.model.run import Health
 from disksleuth.units import fmt_bytes
 
-# Annotations only: model_run is loaded with Health anyway.
+# Annotations only: model.run is loaded with Health anyway.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from disksleuth.model_run import SelfTest, SmartAttribute
+    from disksleuth.model.run import SelfTest, SmartAttribute
 
 
 def health_to_dict(h: Health) -> dict[str, Any]:
@@ -123,8 +124,8 @@ def _nvme_table(attrs: tuple[SmartAttribute, ...]) -> Any:
 def _scsi_table(attrs: tuple[SmartAttribute, ...]) -> Any:
     from rich.table import Table
 
+    from disksleuth.model.run import SCSI_COUNTERS
     from disksleuth.present.text import safe_text
-    from disksleuth.probe.smart_attributes import SCSI_COUNTERS
 
     # smartctl's "Error counter log": one row per direction, the counters as columns.
     table = Table(box=None, header_style="bold", pad_edge=False, title="Error counter log", title_justify="left")

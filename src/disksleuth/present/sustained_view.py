@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from disksleuth.model_sustained import FillPoint, Phase, Recovery, Sustained
+from disksleuth.model.sustained import FillPoint, Phase, Recovery, Sustained
 
 
 def _point(p: FillPoint) -> dict[str, Any]:

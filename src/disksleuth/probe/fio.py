@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 
 from disksleuth.errors import CommandFailed, CommandTimeout, DisksleuthError, ParseError
-from disksleuth.model_fio import FioReport, StatusSample
+from disksleuth.model.fio import FioReport, StatusSample
 from disksleuth.probe import runner
 from disksleuth.probe.fio_parse import parse_fio_json, report_from_document, split_documents
 from disksleuth.profiles import fio_filename

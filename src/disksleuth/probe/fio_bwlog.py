@@ -15,19 +15,11 @@ left behind.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from disksleuth.errors import ParseError
+from disksleuth.model.fio import BwLogEntry
 
 KIB = 1024
 DIRECTIONS = {0: "read", 1: "write", 2: "trim", 3: "sync"}
-
-
-@dataclass(frozen=True)
-class BwLogEntry:
-    t_ms: int
-    bytes_per_s: float
-    direction: str
 
 
 def parse_bw_log(text: str) -> tuple[BwLogEntry, ...]:

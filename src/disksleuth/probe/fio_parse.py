@@ -19,7 +19,7 @@ import math
 import re
 
 from disksleuth.errors import ParseError
-from disksleuth.model_fio import FioDirection, FioJob, FioReport
+from disksleuth.model.fio import FioDirection, FioJob, FioReport
 
 _DECODER = json.JSONDecoder()
 _NOISE_RE = re.compile(r"^(fio|note|warning|fio-\d)[:\s]", re.IGNORECASE)

@@ -11,7 +11,7 @@ import os
 import re
 import stat
 
-from disksleuth.model_run import MemoryBacking
+from disksleuth.model.run import MemoryBacking
 from disksleuth.probe.mounts import MountTable, read_mount_table
 from disksleuth.probe.sysfs import Sysfs
 

@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import replace
 
-from disksleuth.model import PciFunction
+from disksleuth.model.run import PciFunction
 from disksleuth.probe.block import pcie_hops, read_pci_fn
 from disksleuth.probe.pciids import pci_names
 from disksleuth.probe.sysfs import BDF_RE, Notes, Sysfs

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from disksleuth.errors import DisksleuthError, EnvironmentProblem, ParseError
-from disksleuth.model import Health
+from disksleuth.model.run import Health
 from disksleuth.probe import runner
 from disksleuth.probe.smart_parse import parse_nvme_id_ns_json, parse_smartctl_json
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from disksleuth.model_run import SelfTest, SmartAttribute
+from disksleuth.model.run import SCSI_COUNTERS, SelfTest, SmartAttribute
 
 # smartctl -A for NVMe ("SMART/Health Information (NVMe Log 0x02)"), in its order and words.
 NVME_LABELS = (
@@ -61,17 +61,6 @@ _NVME_UNITS = {
     "thermal_mgmt_temperature_2_total_time": " s",
 }
 NVME_DATA_UNIT_BYTES = 512_000  # one "data unit" = 1000 blocks of 512 bytes (NVMe base spec)
-
-# scsiprint.cpp "Error counter log" columns
-SCSI_COUNTERS = (
-    ("errors_corrected_by_eccfast", "ECC fast"),
-    ("errors_corrected_by_eccdelayed", "ECC delayed"),
-    ("errors_corrected_by_rereads_rewrites", "rereads/rewrites"),
-    ("total_errors_corrected", "total corrected"),
-    ("correction_algorithm_invocations", "algorithm invocations"),
-    ("gigabytes_processed", "GB processed"),
-    ("total_uncorrected_errors", "total uncorrected"),
-)
 
 # NVMe self-test results that are aborts, not failures (nvmeprint.cpp print_self_test_log).
 _NVME_ABORTED = {1, 2, 3, 4, 8, 9}

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from disksleuth.errors import ParseError
-from disksleuth.model import Health, LbaFormat
+from disksleuth.model.run import Health, LbaFormat
 from disksleuth.probe.smart_attributes import parse_attributes, parse_latest_self_test
 
 # smartctl(8), EXIT STATUS: bit -> meaning

@@ -198,7 +198,7 @@ def _strings(value: Any, path: str) -> None:
 def check_run_doc(doc: Any, path: str) -> None:
     """One run as `check --json`, `bench --json` or `export` write it."""
     from disksleuth.model import Device
-    from disksleuth.model_run import Health, TestResult
+    from disksleuth.model.run import Health, TestResult
 
     if not isinstance(doc, dict):
         _fail(path, "expected an object")

@@ -56,3 +56,12 @@ class StatusSample:
     ios: int
     timestamp_ms: int | None
     runtime_ms: int | None = None  # fio's own time since its counters last started (ramp_time resets them)
+
+
+@dataclass(frozen=True)
+class BwLogEntry:
+    """One entry of a fio bandwidth log (--write_bw_log): time, rate and direction."""
+
+    t_ms: int
+    bytes_per_s: float
+    direction: str

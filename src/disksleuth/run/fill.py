@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from disksleuth.analysis import sustained as phases
 from disksleuth.analysis.results import result_from_fio, series_from_samples
-from disksleuth.model import TestResult
-from disksleuth.model_sustained import Sustained
+from disksleuth.model.run import TestResult
+from disksleuth.model.sustained import Sustained
 from disksleuth.probe import fio
 from disksleuth.probe.fio_bwlog import read_bw_log
 from disksleuth.probe.fio_parse import aggregate
@@ -24,8 +24,8 @@ from disksleuth.probe.target import fio_log_dir, remove_dead_fio_logs
 from disksleuth.profiles import MIB, JobPlan, fio_argv, shell_command
 
 if TYPE_CHECKING:
-    from disksleuth.bench import Events, Where
-    from disksleuth.plan import TestStep
+    from disksleuth.run.context import Events, Where
+    from disksleuth.run.plan import TestStep
 
 RECOVERY_MARGIN = 1.25  # the second burst writes 25% more than the cache the fill found, to see it fall again
 RECOVERY_MIN_BYTES = 64 * MIB

@@ -193,16 +193,3 @@ def worst_severity(findings: list[Finding] | tuple[Finding, ...]) -> str:
     if not findings:
         return "ok"
     return max((f.severity for f in findings), key=lambda s: SEVERITY_ORDER.get(s, 0))
-
-
-# The run and health models live in model_run; `list` and `--version` never load them.
-_LAZY = {"SeriesPoint", "TestResult", "Run", "LbaFormat", "Health", "PciFunction", "SmartAttribute", "SelfTest"}
-_LAZY |= {"MemoryBacking"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from disksleuth import model_run
-
-        return getattr(model_run, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

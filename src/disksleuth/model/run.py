@@ -1,4 +1,4 @@
-"""Frozen dataclasses for benchmark runs, drive health and `links` (model.py re-exports them lazily)."""
+"""Frozen dataclasses for benchmark runs, drive health and `links`; kept apart so `list` never loads them."""
 
 from __future__ import annotations
 
@@ -7,9 +7,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from disksleuth.model import Device, PcieHop
-from disksleuth.model_sustained import Sustained  # at run time: the store's validator resolves the hints
+from disksleuth.model.sustained import Sustained  # at run time: the store's validator resolves the hints
 
 # --- benchmark results -----------------------------------------------------------------------
+
+
+# The SCSI error counter log's columns, as smartctl's scsiprint.cpp prints them: (JSON key, label).
+SCSI_COUNTERS = (
+    ("errors_corrected_by_eccfast", "ECC fast"),
+    ("errors_corrected_by_eccdelayed", "ECC delayed"),
+    ("errors_corrected_by_rereads_rewrites", "rereads/rewrites"),
+    ("total_errors_corrected", "total corrected"),
+    ("correction_algorithm_invocations", "algorithm invocations"),
+    ("gigabytes_processed", "GB processed"),
+    ("total_uncorrected_errors", "total uncorrected"),
+)
 
 
 @dataclass(frozen=True)

@@ -15,33 +15,16 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import Protocol
 
 from disksleuth.analysis import confidence, steady
 from disksleuth.analysis.health import health_changes
 from disksleuth.analysis.results import result_from_fio, series_from_samples, with_reference
 from disksleuth.errors import DisksleuthError, EnvironmentProblem, SafetyRefusal, Terminated, UsageError
-from disksleuth.model import Health, Run, TestResult
-from disksleuth.model_fio import FioReport, StatusSample
-from disksleuth.plan import (
-    DEFAULT_PRECISION_PCT,
-    MIN_SCRATCH_BYTES,
-    PREPARE_MAX_S,
-    VIRTUAL,
-    BenchOptions,
-    BenchPlan,
-    Placement,
-    TestStep,
-    measuring_limit_s,
-    plan_bench,
-    profile_named,
-    with_prepared_bytes,
-    with_time_limit,
-)
+from disksleuth.model.fio import FioReport, StatusSample
+from disksleuth.model.run import Health, Run, TestResult
 from disksleuth.probe import fio, runner
 from disksleuth.probe.claim import DeviceBusy, exclusive_claim
 from disksleuth.probe.fio_parse import aggregate
@@ -57,6 +40,22 @@ from disksleuth.probe.target import (
     scratch_file,
 )
 from disksleuth.profiles import MIB, JobPlan, TestSpec, fio_argv, fio_filename, shell_command
+from disksleuth.run.context import Events, QuietEvents, Where
+from disksleuth.run.plan import (
+    DEFAULT_PRECISION_PCT,
+    MIN_SCRATCH_BYTES,
+    PREPARE_MAX_S,
+    VIRTUAL,
+    BenchOptions,
+    BenchPlan,
+    Placement,
+    TestStep,
+    measuring_limit_s,
+    plan_bench,
+    profile_named,
+    with_prepared_bytes,
+    with_time_limit,
+)
 
 __all__ = ["MIN_SCRATCH_BYTES", "PREPARE_MAX_S", "BenchOptions", "Events", "QuietEvents", "run_bench", "execute"]
 
@@ -65,46 +64,6 @@ FILL_SLACK_S = 5.0  # a time-limited fill that ran this close to its limit ended
 
 class FillInterrupted(EnvironmentProblem):
     """The scratch file was not laid out: fio ended before the size or the time limit."""
-
-
-class Events(Protocol):
-    def message(self, text: str) -> None: ...
-    def warn(self, text: str) -> None: ...
-    def confirm(self, text: str) -> bool: ...
-    def phase(self, label: str, total_s: float | None) -> None: ...
-    def test_start(self, index: int, total: int, spec: TestSpec, total_s: float) -> None: ...
-    def status(self, elapsed_s: float, read_mbps: float, write_mbps: float, iops: float) -> None: ...
-    def test_done(self, result: TestResult) -> None: ...
-    def close(self) -> None: ...
-
-
-class QuietEvents:
-    """No drawing (not a TTY, or --json). Messages (the device identity before destructive writes)
-    still go to stderr; warnings need no echo, they are in the run's notes."""
-
-    def message(self, text: str) -> None:
-        print(f"disksleuth: {text}", file=sys.stderr, flush=True)
-
-    def warn(self, text: str) -> None:
-        pass
-
-    def confirm(self, text: str) -> bool:
-        return False
-
-    def phase(self, label: str, total_s: float | None) -> None:
-        pass
-
-    def test_start(self, index: int, total: int, spec: TestSpec, total_s: float) -> None:
-        pass
-
-    def status(self, elapsed_s: float, read_mbps: float, write_mbps: float, iops: float) -> None:
-        pass
-
-    def test_done(self, result: TestResult) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 @contextlib.contextmanager
@@ -234,22 +193,6 @@ def confidence_stop_rule(step: TestStep) -> StopRule:
 
 
 steady_stop_rule = confidence_stop_rule  # the default rule's earlier name
-
-
-@dataclass(frozen=True)
-class Where:
-    """Where and how the tests run on one target (the real one, or the RAM reference), once resolved."""
-
-    path: str  # what fio opens (for a scratch file: through our open private directory)
-    region: int
-    offset: int | None
-    engine: str
-    direct: bool
-    cache_affected: bool
-    read_only: bool
-    shown_path: str | None = None  # the path people see and the recorded command names, when not `path`
-    temporary: str | None = None  # made for this run and gone after it: what it was, for the record
-    pass_fds: tuple[int, ...] = ()  # descriptors fio needs (the private directory behind `path`)
 
 
 @dataclass(frozen=True)
@@ -602,7 +545,7 @@ def _fill(
 
 def _run_fill(step: TestStep, where: Where, ctx: _Ctx, watch: HealthWatch, recovery_idle_s: float | None) -> TestResult:
     """The sustained profile's fill (fill.py): its own fio calls, bandwidth log and phases."""
-    from disksleuth.fill import run_fill
+    from disksleuth.run.fill import run_fill
 
     warning_c = watch.before.temperature_warning_c if watch.before else None
     return run_fill(step, where, ctx.events, ctx.version, ctx.temperature, warning_c, recovery_idle_s)

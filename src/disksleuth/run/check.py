@@ -9,13 +9,14 @@ import time
 from dataclasses import dataclass, replace
 
 from disksleuth.analysis.verdicts import Assessment, assess_run
-from disksleuth.bench import VIRTUAL, BenchOptions, Events, run_bench
 from disksleuth.errors import DisksleuthError, ToolMissing
-from disksleuth.model import Device, Finding, LinkChain, MemoryBacking, Run, VirtualHop
+from disksleuth.model import Device, Finding, LinkChain, VirtualHop
+from disksleuth.model.run import MemoryBacking, Run
 from disksleuth.probe.host import host_info
 from disksleuth.probe.memory import target_memory_backing
 from disksleuth.probe.smart import read_health
 from disksleuth.probe.target import TargetInfo
+from disksleuth.run.bench import VIRTUAL, BenchOptions, Events, run_bench
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""Orchestration: one function per command that inspects, plans, measures, judges and saves (cli -> run -> the rest)."""
