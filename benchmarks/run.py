@@ -403,7 +403,7 @@ def bench_dead_time() -> list[Result]:
             opts = bench.BenchOptions(profile="standard", destructive=True, yes=True)
             cpu_before = resource.getrusage(resource.RUSAGE_SELF)  # this process only: fio is a child
             started = time.perf_counter()
-            run = bench.run_bench(dev, opts)
+            run = bench.run_bench(bench.inspect_target(dev), opts)
             total = time.perf_counter() - started
             cpu_after = resource.getrusage(resource.RUSAGE_SELF)
     finally:

@@ -128,7 +128,8 @@ RECORDED = os.path.join(os.path.dirname(__file__), "data", "store", "standard-bu
 
 
 def _render(doc: dict, monkeypatch, capsys) -> str:
-    from disksleuth.present.bench_view import render_run, run_from_dict
+    from disksleuth.doc.run import run_from_dict
+    from disksleuth.present.bench_view import render_run
 
     monkeypatch.setenv("COLUMNS", "200")
     render_run(run_from_dict(doc))

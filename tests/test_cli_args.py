@@ -92,8 +92,8 @@ def test_health_rejects_a_device_and_a_file_together(cli):
 def test_check_commands_prints_the_fio_command_lines(capsys):
     """check --commands reaches the results table (end to end in test_contract.py's terminal run)."""
     from disksleuth.analysis.ceilings import link_chain
+    from disksleuth.doc.run import run_from_dict
     from disksleuth.model.run import Run
-    from disksleuth.present.bench_view import run_from_dict
     from disksleuth.present.check_view import render_check
     from disksleuth.present.text import console
     from disksleuth.probe.block import read_device

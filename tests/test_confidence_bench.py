@@ -10,7 +10,8 @@ import sys
 import pytest
 from conftest import blkio_throttle, findings_exit, have_blkio, in_cgroup, loop_device, needs_fio, needs_loop
 
-from disksleuth.present.bench_view import render_run, run_from_dict
+from disksleuth.doc.run import run_from_dict
+from disksleuth.present.bench_view import render_run
 
 pytestmark = [needs_fio]
 

@@ -22,7 +22,7 @@ ALLOWED = {
     "run": {"probe", "analysis", "store", "present", "doc", "model"},
     "present": {"analysis", "doc", "model"},
     "store": {"doc", "model"},
-    "doc": {"model"},
+    "doc": {"analysis", "model"},
     "probe": {"model"},
     "analysis": {"model"},
     "model": set(),

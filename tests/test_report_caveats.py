@@ -6,6 +6,7 @@ import copy
 
 import pytest
 
+from disksleuth.doc.run import is_memory_backed
 from disksleuth.present import report
 from disksleuth.present.report import bar_chart, render_report
 
@@ -117,13 +118,15 @@ def test_report_keeps_every_caveat():
     assert "└ read latency" in html and "3,162.1" in html and "2,932.7" in html  # randrw: each direction
 
 
-def test_memory_backed_is_recognised_without_a_finding():
+def test_memory_backed_is_the_verdicts_rule_alone():
+    """One memory_backed rule (issue 19): the report no longer guesses from names and notes, where the
+    verdicts decide from the probe's memory record, so the badge and the finding never disagree."""
     doc = _doc(1, [_test("SEQ1M_Q8T1_read", read_mbps=3000.0)])
-    assert not report.memory_backed(doc)
-    doc["device"]["backing_file"] = "/dev/shm/disk.img"  # a loop device over tmpfs
-    assert report.memory_backed(doc)
+    doc["device"]["backing_file"] = "/dev/shm/disk.img"  # the old name rule said memory; the verdicts did not
     zram = _doc(2, [], device={"name": "zram0", "transport": "zram"})
-    assert report.memory_backed(zram) and "(memory)" in report.series_label(zram)
+    assert not is_memory_backed(doc) and not is_memory_backed(zram)
+    doc["findings"] = [{"code": "memory_backed", "severity": "warn", "message": "", "evidence": {}, "hint": ""}]
+    assert is_memory_backed(doc) and "(memory)" in report.series_label(doc)
 
 
 def _ax(fig):

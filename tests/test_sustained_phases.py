@@ -179,8 +179,8 @@ def test_fill_round_trips_through_the_store_into_show_and_report(tmp_path):
 
     from conftest import result_with_series
 
+    from disksleuth.doc.run import run_from_dict, run_to_dict
     from disksleuth.model.run import Run
-    from disksleuth.present.bench_view import run_from_dict, run_to_dict
     from disksleuth.present.report import render_report
     from disksleuth.store.db import Store
 
@@ -230,7 +230,7 @@ def test_a_fill_too_short_to_judge_says_so_and_claims_no_cliff():
     assert s.cache_exhausted_at_bytes is None and s.cause is None
     assert s.burst_mbps is None and s.sustained_mbps is None  # no claim about before or after a cliff
     assert S.findings(s) == []
-    from disksleuth.present.sustained_view import sustained_from_dict, sustained_to_dict
+    from disksleuth.doc.sustained import sustained_from_dict, sustained_to_dict
 
     d = sustained_to_dict(s)
     assert d["judged"] is False and d["mbps"] == s.mbps and d["cache_exhausted_at_bytes"] is None
@@ -269,7 +269,7 @@ def test_the_report_labels_the_levels_the_curve_shows():
     assert 360 < level < 510 and "too short to judge" in label and label.startswith(f"{level:,.0f} MB/s")
     assert (x0, x1) == (0, 314_572_800)
     doc, s = recorded("cliff")
-    from disksleuth.present.sustained_view import sustained_to_dict
+    from disksleuth.doc.sustained import sustained_to_dict
 
     new = sustained_to_dict(s)
     levels = fill_levels(new)

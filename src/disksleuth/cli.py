@@ -62,7 +62,7 @@ def _emit_error(code: str, message: str) -> None:
     """Under --json an error is still one JSON document on stdout (and its line on stderr)."""
     import json
 
-    from disksleuth import SCHEMA
+    from disksleuth.doc import SCHEMA
 
     sys.stdout.write(json.dumps({"schema": SCHEMA, "error": {"code": code, "message": message}}, indent=2) + "\n")
     sys.stdout.flush()
@@ -105,7 +105,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         chain = link_chain(dev.hops)
         rows.append((dev, chain, static_findings(dev)))
     if args.json:
-        from disksleuth.present.jsonout import device_to_dict, emit
+        from disksleuth.doc.inventory import device_to_dict
+        from disksleuth.present.jsonout import emit
 
         emit({"devices": [device_to_dict(d, c, f, include_partitions=args.all) for d, c, f in rows]})
     else:
@@ -121,7 +122,8 @@ def cmd_links(args: argparse.Namespace) -> int:
 
     statuses = [link_status(fn) for fn in list_pci_functions(_sysfs_root(args))]
     if args.json:
-        from disksleuth.present.jsonout import emit, link_status_to_dict
+        from disksleuth.doc.inventory import link_status_to_dict
+        from disksleuth.present.jsonout import emit
 
         emit({"functions": [link_status_to_dict(s) for s in statuses]})
     else:
@@ -212,34 +214,20 @@ def _repeat_count(text: str | None) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from disksleuth.run.bench import run_bench
+    from disksleuth.doc.run import run_document
+    from disksleuth.run.check import inspect, measure
 
+    inspected = inspect(args.target)
     events = _events(args)
     try:
-        run = run_bench(args.target, _bench_options(args, args.profile), events)
+        result = measure(inspected, _bench_options(args, args.profile), events, kind="bench")
     finally:
         events.close()
-    from disksleuth.analysis.ceilings import link_chain
-    from disksleuth.present.bench_view import run_to_dict
-    from disksleuth.present.jsonout import device_to_dict
-    from disksleuth.probe.target import inspect_target
-    from disksleuth.run.check import assess_bench
-
-    assessment = assess_bench(run, inspect_target(run.target))
-    doc = run_to_dict(run)
-    if run.disk is not None:
-        doc["device"] = device_to_dict(run.disk, link_chain(run.disk.hops))
-    findings = list(assessment.findings)
-    fill = next((t.sustained for t in run.tests if t.sustained is not None), None)
-    if fill is not None:  # the sustained profile's finding: write_cache_cliff or thermal_throttling
-        from disksleuth.analysis.sustained import findings as sustained_findings
-
-        extra = sustained_findings(fill, run.device)
-        if extra:  # its fill knows heat from cache better than the run-wide verdicts: it wins on the same code
-            codes = {f.code for f in extra}
-            findings = [f for f in findings if f.code not in codes and f.code != "ok"] + extra
-    doc["findings"] = [f.to_dict() for f in findings]
-    doc["summary"] = assessment.summary
+    run = result.run
+    doc = run_document(
+        run, result.device, result.chain, result.findings, result.summary,
+        health_not_read=result.health_not_read, skipped=result.skipped,
+    )
     if args.json:
         from disksleuth.present.jsonout import emit
 
@@ -250,10 +238,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from disksleuth.present.check_view import render_verdict
 
         render_run(run, show_commands=args.commands)  # the figures first: a failing save cannot hide them
-        render_verdict(assessment.findings, assessment.summary)
+        render_verdict(result.findings, result.summary)
         _save(args, doc, run)
         _say_saved(doc)
-    return _exit_for(findings)  # the same contract as check: 1 when a finding is at warn or critical
+    return _exit_for(result.findings)  # the same contract as check: 1 when a finding is at warn or critical
 
 
 def _save(args: argparse.Namespace, doc: dict, run):  # noqa: ANN001, ANN202
@@ -426,7 +414,7 @@ def _load_docs(args: argparse.Namespace, ids_text: list[str], with_series: bool 
     from disksleuth.store.db import parse_run_ids
 
     ids = parse_run_ids(ids_text)
-    from disksleuth.present.bench_view import with_sustained
+    from disksleuth.doc.run import with_sustained
 
     with _store(args) as store:
         return [with_sustained(store.load(i, with_series=with_series)) for i in ids]
@@ -439,8 +427,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 
         emit(doc)
         return EXIT_OK
+    from disksleuth.doc.run import run_from_dict
     from disksleuth.model import Finding
-    from disksleuth.present.bench_view import render_run, run_from_dict
+    from disksleuth.present.bench_view import render_run
     from disksleuth.present.check_view import render_verdict
     from disksleuth.present.text import console, safe_text
 
@@ -465,6 +454,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from disksleuth.analysis.compare import compare
+    from disksleuth.doc.compare import compare_to_dict
     from disksleuth.present import compare_view
     from disksleuth.store.db import parse_run_ids
 
@@ -488,7 +478,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if fmt == "json":
         from disksleuth.present.jsonout import emit
 
-        emit({"comparison": compare_view.to_dict(comparison)})
+        emit({"comparison": compare_to_dict(comparison)})
     elif fmt == "markdown":
         sys.stdout.write(compare_view.to_markdown(comparison))
     elif fmt == "csv":
@@ -636,7 +626,8 @@ def cmd_health(args: argparse.Namespace) -> int:
         raise UsageError("give a DEVICE or --from-smartctl FILE")
     findings = health_findings(health)
     if args.json:
-        from disksleuth.present.health_view import device_summary, health_summary, health_to_dict
+        from disksleuth.doc.health import device_summary, health_to_dict
+        from disksleuth.present.health_view import health_summary
         from disksleuth.present.jsonout import emit
 
         emit(
@@ -720,8 +711,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
     findings = verdicts(device, chain, figures)
     summary = summary_line(device, chain, figures)
     if args.json:
-        from disksleuth.present.check_view import figures_to_tests
-        from disksleuth.present.jsonout import device_to_dict, emit
+        from disksleuth.doc.inventory import device_to_dict
+        from disksleuth.doc.run import figures_to_tests
+        from disksleuth.present.jsonout import emit
 
         emit(
             {
@@ -746,36 +738,25 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from disksleuth.analysis.ceilings import link_chain
-    from disksleuth.present.bench_view import run_to_dict
+    from disksleuth.doc.run import run_document
     from disksleuth.present.check_view import render_check, render_device_header
-    from disksleuth.present.jsonout import device_to_dict, emit
-    from disksleuth.probe.target import inspect_target
-    from disksleuth.run.check import device_of, health_not_read, run_check, where_of
+    from disksleuth.present.jsonout import emit
+    from disksleuth.run.check import inspect, measure
 
-    target = inspect_target(args.target or os.getcwd())
+    inspected = inspect(args.target or os.getcwd())
     quiet = args.json or not sys.stdout.isatty()
     if not quiet:  # on a terminal, show what is being checked before the benchmark starts
-        device = device_of(target)
-        render_device_header(device, link_chain(device.hops), None, where_of(target), health_not_read(target))
+        render_device_header(inspected.device, inspected.chain, None, inspected.where, inspected.health_not_read)
     events = _events(args)
     try:
-        result = run_check(target, _bench_options(args, args.profile), events)
+        result = measure(inspected, _bench_options(args, args.profile), events)
     finally:
         events.close()
-    doc = run_to_dict(result.run)
-    doc = {
-        "device": device_to_dict(result.device, result.chain),
-        "run": doc["run"],
-        "tests": doc["tests"],
-        "reference": doc["reference"],
-        # Why no drive health was read (a virtual disk has no SMART data), or null.
-        "health": {**doc["health"], "not_read_reason": result.health_not_read},
-        "findings": [f.to_dict() for f in result.findings],
-        "summary": result.summary,
-        "skipped": list(result.skipped),
-    }
     run = result.run
+    doc = run_document(
+        run, result.device, result.chain, result.findings, result.summary,
+        health_not_read=result.health_not_read, skipped=result.skipped,
+    )
     if args.json:
         # A check that measured nothing (no fio) is not a run worth keeping in the history.
         if run.tests:
@@ -888,7 +869,7 @@ def cmd_fleet(args: argparse.Namespace) -> int:
 
     rows = fleet_rows(latest_runs_per_host_device(args.db, host=args.host))
     if args.json:
-        from disksleuth.present.fleet_view import fleet_to_dict
+        from disksleuth.doc.fleet import fleet_to_dict
         from disksleuth.present.jsonout import emit
 
         emit({"fleet": fleet_to_dict(rows)})

@@ -2,110 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from disksleuth.model.run import Run, TestResult
-from disksleuth.present.health_view import health_to_dict
 from disksleuth.present.text import safe_text
 from disksleuth.profiles import TestSpec
 from disksleuth.units import fmt_size
-
-
-def test_to_dict(t: TestResult) -> dict[str, Any]:
-    out = dataclasses.asdict(t)
-    out["series"] = [dataclasses.asdict(p) for p in t.series]
-    out["pct_of_reference"] = dict(t.pct_of_reference) if t.pct_of_reference is not None else None
-    out["notes"] = list(t.notes)
-    if t.sustained is not None:
-        from disksleuth.present.sustained_view import sustained_to_dict
-
-        out["sustained"] = sustained_to_dict(t.sustained)
-    else:
-        out.pop("sustained", None)
-    return out
-
-
-def run_to_dict(run: Run) -> dict[str, Any]:
-    doc: dict[str, Any] = {
-        "run": {
-            "id": run.id,
-            "kind": run.kind,
-            "target": run.target,
-            "profile": run.profile,
-            "started_at": run.started_at,
-            "finished_at": run.finished_at,
-            "fio_version": run.fio_version,
-            "engine": run.engine,
-            "host": dict(run.host),
-            "device": run.device,
-            "size_bytes": run.size_bytes,
-            "notes": list(run.notes),
-        },
-        "tests": [test_to_dict(t) for t in run.tests],
-        "reference": [test_to_dict(t) for t in run.reference],
-        "health": {
-            "before": health_to_dict(run.health_before) if run.health_before else None,
-            "after": health_to_dict(run.health_after) if run.health_after else None,
-            "changes": {k: list(v) for k, v in run.health_changes.items()},
-            "temperature_source": run.temperature_source,
-            "temperature_series": [{"t_s": t, "temperature_c": c} for t, c in run.temperature_series],
-        },
-    }
-    return with_sustained(doc)
-
-
-def with_sustained(doc: dict[str, Any]) -> dict[str, Any]:
-    """The sustained profile's fill also as a top-level `sustained` object (issue 14), in bench --json and in
-    a stored run read back (show --json, export, report)."""
-    fill = next((t for t in doc.get("tests") or [] if t.get("sustained")), None)
-    if fill is not None:
-        doc["sustained"] = fill["sustained"]
-    return doc
-
-
-def run_from_dict(doc: dict[str, Any]) -> Run:
-    """A stored run document back into the model, for the terminal views."""
-    from disksleuth.model.run import SeriesPoint
-
-    test_fields = {f.name for f in dataclasses.fields(TestResult)}
-
-    required = [
-        f.name
-        for f in dataclasses.fields(TestResult)
-        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-    ]
-
-    def test(t: dict[str, Any]) -> TestResult:
-        kw: dict[str, Any] = {name: None for name in required}
-        kw.update({k: v for k, v in t.items() if k in test_fields})
-        kw["series"] = tuple(SeriesPoint(**p) for p in t.get("series") or [])
-        kw["notes"] = tuple(t.get("notes") or ())
-        kw["repeat_values"] = tuple(t.get("repeat_values") or ())
-        kw["cache_affected"] = bool(kw.get("cache_affected"))
-        if t.get("sustained"):
-            from disksleuth.present.sustained_view import sustained_from_dict
-
-            kw["sustained"] = sustained_from_dict(t["sustained"])
-        return TestResult(**kw)
-
-    run = doc["run"]
-    return Run(
-        id=run.get("id"),
-        kind=run.get("kind", "bench"),
-        target=run["target"],
-        profile=run["profile"],
-        started_at=run["started_at"],
-        finished_at=run.get("finished_at"),
-        fio_version=run.get("fio_version"),
-        engine=run.get("engine") or "",
-        host=run.get("host") or {},
-        device=run.get("device"),
-        size_bytes=run.get("size_bytes"),
-        notes=tuple(run.get("notes") or ()),
-        tests=tuple(test(t) for t in doc.get("tests") or []),
-        reference=tuple(test(t) for t in doc.get("reference") or []),
-    )
 
 
 class TtyEvents:

@@ -2,41 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from disksleuth.analysis.verdicts import Figures
 from disksleuth.model import Device, Finding, LinkChain
 from disksleuth.model.run import Health, Run
 from disksleuth.units import fmt_bytes
-
-
-def figures_to_tests(f: Figures) -> list[dict[str, Any]]:
-    """`explain`: the figures given on the command line, shaped like tests."""
-    out = []
-    if f.seq_read_mbps is not None or f.seq_write_mbps is not None:
-        out.append(
-            {
-                "id": "given_sequential",
-                "source": "given",
-                "read_mbps": f.seq_read_mbps,
-                "write_mbps": f.seq_write_mbps,
-                "read_iops": None,
-                "write_iops": None,
-            }
-        )
-    if f.rand_read_iops is not None or f.rand_write_iops is not None:
-        out.append(
-            {
-                "id": "given_random_4k",
-                "source": "given",
-                "bs_bytes": 4096,
-                "read_mbps": None,
-                "write_mbps": None,
-                "read_iops": f.rand_read_iops,
-                "write_iops": f.rand_write_iops,
-            }
-        )
-    return out
 
 
 def render_device_header(

@@ -2,22 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import Any
-
 from disksleuth.analysis.fleet import FleetRow, fleet_counts
 
 _MARK = {"critical": "✗ critical", "warn": "! warn", "info": "i info", "ok": "✓ ok"}
 _STYLE = {"critical": "bold red", "warn": "yellow", "info": "cyan", "ok": "green"}
-
-
-def fleet_to_dict(rows: list[FleetRow]) -> dict[str, Any]:
-    hosts = sorted({r.host for r in rows})
-    return {
-        "hosts": hosts,
-        "counts": fleet_counts(rows),
-        "rows": [{**asdict(r), "codes": list(r.codes)} for r in rows],
-    }
 
 
 def _mbps(v: float | None) -> str:

@@ -2,118 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 
-from disksleuth import SCHEMA
-from disksleuth.model import Device, Finding, HopCeiling, LinkChain
+from disksleuth.doc import SCHEMA
 
 # Annotations only: importing typing (even for typing.TYPE_CHECKING) costs ~3 ms at start-up.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from disksleuth.analysis.pci import LinkStatus
-
-
-def _r(v: float | None) -> float | None:
-    return round(v, 1) if isinstance(v, float) else v
-
-
-def hop_to_dict(c: HopCeiling) -> dict[str, Any]:
-    out = dataclasses.asdict(c.hop)
-    out["label"] = c.label
-    out["encoded_mbps"] = _r(c.encoded_mbps)
-    out["ceiling_mbps"] = _r(c.current_mbps)
-    out["capable_ceiling_mbps"] = _r(c.capable_mbps)
-    out["capable_label"] = c.capable_label
-    out["fact"] = c.fact
-    if "backing" in out:
-        out["backing"] = list(out["backing"])
-    return out
-
-
-def chain_to_dict(chain: LinkChain) -> dict[str, Any]:
-    return {
-        "hops": [hop_to_dict(c) for c in chain.hops],
-        "current_ceiling_mbps": chain.current_ceiling_mbps,
-        "capable_ceiling_mbps": chain.capable_ceiling_mbps,
-        "bottleneck": chain.bottleneck.label if chain.bottleneck else None,
-    }
-
-
-def device_to_dict(
-    device: Device,
-    chain: LinkChain | None = None,
-    findings: list[Finding] | None = None,
-    include_partitions: bool = True,
-) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "name": device.name,
-        "path": device.path,
-        "model": device.model,
-        "serial": device.serial,
-        "firmware": device.firmware,
-        "size_bytes": device.size_bytes,
-        "transport": device.transport,
-        "rotational": device.rotational,
-        "removable": device.removable,
-        "read_only": device.read_only,
-        "logical_block_size": device.logical_block_size,
-        "physical_block_size": device.physical_block_size,
-        "scheduler": device.scheduler,
-        "write_cache": device.write_cache,
-        "dev": device.dev,
-        "mountpoints": list(device.mountpoints),
-        "swap": device.swap,
-        "holders": list(device.holders),
-        "slaves": list(device.slaves),
-        "backing_file": device.backing_file,
-        "fstype": device.fstype,
-        # The disk's own mounts plus its partitions', as the `list` table shows them.
-        "all_mountpoints": list(device.all_mountpoints()),
-        "fstypes": sorted({d.fstype for d in (device, *device.partitions) if d.fstype}),
-    }
-    if device.parent:
-        out["parent"] = device.parent
-    if include_partitions and device.partitions:
-        out["partitions"] = [device_to_dict(p) for p in device.partitions]
-    if chain is not None:
-        out["link"] = chain_to_dict(chain)
-    if findings is not None:
-        out["findings"] = [f.to_dict() for f in findings]
-    out["notes"] = list(device.notes)
-    return out
-
-
-def link_status_to_dict(s: LinkStatus) -> dict[str, Any]:
-    fn = s.fn
-    return {
-        "bdf": fn.bdf,
-        "vendor_device": fn.vendor_device,
-        "vendor_name": fn.vendor_name,
-        "device_name": fn.device_name,
-        "class": f"{fn.class_code:06x}" if fn.class_code is not None else None,
-        "kind": s.kind,
-        "role": fn.role,
-        "driver": fn.driver,
-        "parent": fn.parent,
-        "speed_gtps": fn.speed_gtps,
-        "width": fn.width,
-        "max_speed_gtps": fn.max_speed_gtps,
-        "max_width": fn.max_width,
-        "current": s.current,
-        "capable": s.capable,
-        "current_mbps": s.current_mbps,
-        "capable_mbps": s.capable_mbps,
-        "downgraded": s.downgraded,
-        "port_limited": s.port_limited,
-        # Added: the path to the CPU carries less than the endpoint can do (list's slot_limited finding).
-        "slot_limited": s.slot_limited is not None,
-        "findings": [s.slot_limited.to_dict()] if s.slot_limited is not None else [],
-        "notes": list(fn.notes),
-    }
 
 
 def emit(payload: dict[str, Any]) -> None:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from disksleuth.analysis.compare import run_label
+from disksleuth.doc.run import is_memory_backed
 from disksleuth.present.text import safe_text
 from disksleuth.units import fmt_size
 
@@ -70,20 +71,6 @@ RUN_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", 
 # --- caveats (what a reader must not lose) -----------------------------------------------------
 
 
-def memory_backed(doc: dict[str, Any]) -> bool:
-    """The target stands on RAM: a `memory_backed` finding, or a device we know to be memory
-    (zram, brd ram disks, a loop device over /dev/shm), or a tmpfs scratch file (bench's note)."""
-    if any(f.get("code") == "memory_backed" for f in doc.get("findings") or []):
-        return True
-    device = doc.get("device") or {}
-    if device.get("transport") in ("zram", "brd") or str(device.get("name") or "").startswith(("zram", "ram")):
-        return True
-    backing = str(device.get("backing_file") or "")
-    if backing.startswith(("/dev/shm/", "/run/shm/")):
-        return True
-    return any("(memory)" in str(n) for n in (doc.get("run") or {}).get("notes") or [])
-
-
 def skipped_notes(doc: dict[str, Any]) -> list[str]:
     return [str(n) for n in (doc.get("run") or {}).get("notes") or [] if "skipped" in str(n).lower()]
 
@@ -102,7 +89,7 @@ def unsettled_tests(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 def run_badges(doc: dict[str, Any]) -> list[tuple[str, str]]:
     badges = []
-    if memory_backed(doc):
+    if is_memory_backed(doc):
         badges.append(("memory", "memory-backed"))
     if any(t.get("cache_affected") for t in doc.get("tests") or []):
         badges.append(("cache", "cache-affected tests"))
@@ -115,7 +102,7 @@ def run_badges(doc: dict[str, Any]) -> list[tuple[str, str]]:
 
 def series_label(doc: dict[str, Any]) -> str:
     """A run's name in chart legends, with its caveat: '#3 loop2 (memory)'."""
-    return run_label(doc) + (" (memory)" if memory_backed(doc) else "")
+    return run_label(doc) + (" (memory)" if is_memory_backed(doc) else "")
 
 
 # --- matplotlib helpers -----------------------------------------------------------------------
@@ -231,7 +218,7 @@ def bar_figure(docs: list[dict[str, Any]], metric: str, title: str, test_filter:
             for v, (_, t) in zip(values, rows, strict=True)
         ]
         any_errs = any_errs or any(errs)
-        memory = memory_backed(d)
+        memory = is_memory_backed(d)
         bars = ax.barh(
             [yy for yy, _ in rows],
             [v - floor for v in values],
@@ -301,7 +288,7 @@ def _legend_below(ax: Any, entries: int, footnote: str | None = None) -> None:
 def _latency_rows(docs: list[dict[str, Any]]) -> list[tuple[str, dict[str, float | None], bool]]:
     rows = []
     for d in docs:
-        memory = memory_backed(d)
+        memory = is_memory_backed(d)
         for t in d.get("tests") or []:
             split = [
                 (direction, {k: t.get(f"{direction}_lat_{k}_us") for k in ("p50", "p99", "p999")})
@@ -703,7 +690,7 @@ def _tests_table(doc: dict[str, Any]) -> str:
 
 def _caveats(doc: dict[str, Any]) -> str:
     items = []
-    if memory_backed(doc):
+    if is_memory_backed(doc):
         items.append("<b>Memory-backed target:</b> these figures measure RAM, not a storage device.")
     cached = [t["id"] for t in doc.get("tests") or [] if t.get("cache_affected")]
     if cached:

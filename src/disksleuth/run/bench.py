@@ -293,17 +293,17 @@ class _Ctx:
 
 
 def run_bench(
-    target_path: str,
+    target: TargetInfo,
     opts: BenchOptions,
     events: Events | None = None,
     *,
     stop_rule: StopRuleFactory = confidence_stop_rule,
 ) -> Run:
+    """Measure an inspected target (probe.target.inspect_target): plan, hold, run fio, clean up."""
     events = events or QuietEvents()
     profile = profile_named(opts.profile)
     runner.require("fio")
     version = fio.fio_version()
-    target = inspect_target(target_path)
     root = os.geteuid() == 0
     with contextlib.ExitStack() as held:
         if opts.destructive and target.kind == "block":
@@ -315,7 +315,7 @@ def run_bench(
             except DeviceBusy:
                 plan_bench(target, opts, profile, root=root)  # our own checks, for their clearer words
                 raise
-            target = inspect_target(target_path)  # under the claim, what the checks see can no longer change
+            target = inspect_target(target.path)  # under the claim, what the checks see can no longer change
         plan = plan_bench(target, opts, profile, root=root)
         return execute(plan, events, version, stop_rule=stop_rule)
 

@@ -1,6 +1,8 @@
-"""`check`: the device behind a target, a short benchmark with health, then the verdict.
+"""`check` and `bench`: the device behind a target, a benchmark with health, then the verdict.
 
-Like bench.py it composes probe/ and analysis/; the CLI only draws what comes back.
+One path for both commands: `inspect` once, `measure` (fio through run/bench.py, then the verdicts), and the
+caller renders the result or its document (doc.run.run_document). Like bench.py it composes probe/ and
+analysis/; the CLI only draws what comes back.
 """
 
 from __future__ import annotations
@@ -8,15 +10,34 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
-from disksleuth.analysis.verdicts import Assessment, assess_run
+from disksleuth.analysis.ceilings import link_chain
+from disksleuth.analysis.sustained import findings as sustained_findings
+from disksleuth.analysis.verdicts import assess_run
 from disksleuth.errors import DisksleuthError, ToolMissing
 from disksleuth.model import Device, Finding, LinkChain, VirtualHop
 from disksleuth.model.run import MemoryBacking, Run
 from disksleuth.probe.host import host_info
 from disksleuth.probe.memory import target_memory_backing
 from disksleuth.probe.smart import read_health
-from disksleuth.probe.target import TargetInfo
+from disksleuth.probe.target import TargetInfo, inspect_target
 from disksleuth.run.bench import VIRTUAL, BenchOptions, Events, run_bench
+
+
+@dataclass(frozen=True)
+class Inspected:
+    """A target inspected once: the device behind it and its link chain, for the header and the verdicts."""
+
+    target: TargetInfo
+    device: Device
+    chain: LinkChain
+    where: str | None  # "ext4 on /" for a directory or file target
+    health_not_read: str | None  # why no drive health will be read, when that is known before trying
+
+
+def inspect(path: str) -> Inspected:
+    target = inspect_target(path)
+    device = device_of(target)
+    return Inspected(target, device, link_chain(device.hops), where_of(target), health_not_read(target))
 
 
 @dataclass(frozen=True)
@@ -73,21 +94,46 @@ def where_of(target: TargetInfo) -> str | None:
     return f"{target.fstype} on {target.mountpoint}" if target.fstype else None
 
 
-def run_check(target: TargetInfo, opts: BenchOptions, events: Events | None = None) -> CheckResult:
-    memory = memory_of(target)
+def measure(
+    inspected: Inspected, opts: BenchOptions, events: Events | None = None, *, kind: str = "check"
+) -> CheckResult:
+    """Benchmark the inspected target and judge the run: the same for `check` and `bench`.
+
+    `check` without fio still answers with the link chain and health; `bench` needs fio (ToolMissing)."""
+    target = inspected.target
     skipped: list[str] = []
     try:
-        run = replace(run_bench(target.path, opts, events), kind="check")
+        run = replace(run_bench(target, opts, events), kind=kind)
     except ToolMissing as exc:
-        if exc.tool != "fio":
+        if exc.tool != "fio" or kind != "check":
             raise
         # Without fio there is no benchmark, but the link chain and health still answer half the question.
         skipped.append(f"the benchmark: {exc}")
         run = _run_without_benchmark(target, opts, skipped)
-    a = assess_run(run, device_of(target), memory=memory, target_kind=target.kind)
+    a = assess_run(run, inspected.device, memory=memory_of(target), target_kind=target.kind)
     return CheckResult(
-        a.device, a.chain, run, a.findings, a.summary, where_of(target), tuple(skipped), health_not_read(target)
+        a.device,
+        a.chain,
+        run,
+        with_sustained_findings(a.findings, run),
+        a.summary,
+        inspected.where,
+        tuple(skipped),
+        inspected.health_not_read,
     )
+
+
+def with_sustained_findings(findings: list[Finding], run: Run) -> list[Finding]:
+    """The sustained profile's own finding (write_cache_cliff or thermal_throttling): its fill knows heat from
+    cache better than the run-wide verdicts, so it wins on the same code."""
+    fill = next((t.sustained for t in run.tests if t.sustained is not None), None)
+    if fill is None:
+        return findings
+    extra = sustained_findings(fill, run.device)
+    if not extra:
+        return findings
+    codes = {f.code for f in extra}
+    return [f for f in findings if f.code not in codes and f.code != "ok"] + extra
 
 
 def memory_of(target: TargetInfo) -> MemoryBacking | None:
@@ -122,8 +168,3 @@ def _run_without_benchmark(target: TargetInfo, opts: BenchOptions, skipped: list
         notes=tuple(f"skipped {s}" for s in skipped),
         health_before=health,
     )
-
-
-def assess_bench(run: Run, target: TargetInfo) -> Assessment:
-    """`bench` gets the same verdicts as `check`, from the run it made on `target`."""
-    return assess_run(run, device_of(target), memory=memory_of(target), target_kind=target.kind)

@@ -971,9 +971,9 @@ MAX_EXPORT_BYTES = 256 << 20
 def read_export(text: str, name: str = "export") -> list[dict[str, Any]]:
     """Run documents from an `export` file, checked deeply before anything is written: what passes
     renders in show, compare and report. Anything else is a ParseError with one line."""
-    from disksleuth import SCHEMA
+    from disksleuth.doc import SCHEMA
+    from disksleuth.doc.validate import check_run_doc
     from disksleuth.errors import ParseError
-    from disksleuth.store.validate import check_run_doc
 
     def no_constants(word: str) -> None:
         raise ParseError(f"{name}: not JSON ({word} is not a number JSON allows)")
@@ -1030,7 +1030,7 @@ def read_export_file(path: str) -> list[dict[str, Any]]:
 
 
 def export_bundle(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    from disksleuth import SCHEMA
+    from disksleuth.doc import SCHEMA
 
     return {"schema": SCHEMA, "kind": "export", "exported_at": _now(), "runs": list(docs)}
 
