@@ -17,6 +17,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from disksleuth.errors import DeviceNotFound
 from disksleuth.model import Device, Hop, MmcHop, PcieHop, SataHop, UsbHop, VirtualHop
 from disksleuth.probe.loops import LoopTable, block_key, block_name, read_loop_table
 from disksleuth.probe.mounts import MountTable, read_mount_table
@@ -519,3 +520,27 @@ def pcie_hops(fs: Sysfs, ancestors: list[str], names: list[str], notes: Notes) -
         port_is_root = False
     hops.reverse()  # device first, root port last
     return hops
+
+
+def resolve_disk_name(arg: str, sysfs_root: str = "/") -> str:
+    """'nvme0n1', '/dev/nvme0n1' or a partition '/dev/sda1' -> the whole-disk name in sysfs."""
+    fs = Sysfs(sysfs_root)
+    name = os.path.basename(arg.rstrip("/"))
+    if name.startswith("mapper") or "/mapper/" in arg:
+        real = os.path.realpath(arg)
+        name = os.path.basename(real)
+    if os.path.isdir(fs.p("/sys/block", name)):
+        return name
+    part = fs.realpath(fs.p("/sys/class/block", name))
+    if os.path.isfile(os.path.join(part, "partition")):
+        return os.path.basename(os.path.dirname(part))
+    raise DeviceNotFound(f"{arg}: no such block device" + ("" if sysfs_root == "/" else f" in {sysfs_root}"))
+
+
+def device_node(arg: str) -> str:
+    """The /dev path for smartctl: a path that exists is used as given (it may be a node sysfs does not
+    list, like /dev/sg0); a name ('vda', 'nvme0n1') resolves as for explain, so both commands accept the
+    same names."""
+    if "/" in arg and os.path.exists(arg):
+        return arg
+    return "/dev/" + resolve_disk_name(arg, "/")

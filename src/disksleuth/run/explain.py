@@ -1,0 +1,54 @@
+"""`explain`: a figure measured elsewhere (hdparm, CrystalDiskMark, a forum post) against a device's link chain."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from disksleuth.analysis.ceilings import link_chain
+from disksleuth.analysis.verdicts import Figures, summary_line, verdicts
+from disksleuth.model import Device, Finding, LinkChain
+from disksleuth.probe.block import read_device, resolve_disk_name
+from disksleuth.units import parse_count, parse_rate
+
+
+@dataclass(frozen=True)
+class Explained:
+    device: Device
+    chain: LinkChain
+    figures: Figures
+    findings: list[Finding]
+    summary: str
+    # Each figure as given and as read, shown back so a misread (bits for bytes, 1,243 for 1.243) is visible.
+    given: list[dict[str, Any]] = field(default_factory=list)
+
+
+def explain(
+    device: str,
+    root: str,
+    *,
+    read: str | None = None,
+    write: str | None = None,
+    read_iops: str | None = None,
+    write_iops: str | None = None,
+) -> Explained:
+    given: list[dict[str, Any]] = []
+    rates = {}
+    for option, text in (("--read", read), ("--write", write)):
+        if text:
+            rate = rates[option] = parse_rate(text)
+            given.append({"option": option, "text": text, "mbps": rate.mbps, "read_as": rate.read_as})
+    counts = {}
+    for option, text in (("--read-iops", read_iops), ("--write-iops", write_iops)):
+        if text:
+            iops = counts[option] = parse_count(text, option)
+            given.append({"option": option, "text": text, "iops": iops, "read_as": f"{iops:,g} IOPS"})
+    figures = Figures(
+        seq_read_mbps=rates["--read"].mbps if "--read" in rates else None,
+        seq_write_mbps=rates["--write"].mbps if "--write" in rates else None,
+        rand_read_iops=counts.get("--read-iops"),
+        rand_write_iops=counts.get("--write-iops"),
+    )
+    dev = read_device(resolve_disk_name(device, root), root)
+    chain = link_chain(dev.hops)
+    return Explained(dev, chain, figures, verdicts(dev, chain, figures), summary_line(dev, chain, figures), given)

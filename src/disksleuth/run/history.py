@@ -1,0 +1,128 @@
+"""The results store's commands: save a run (never losing it), runs, show, compare, report, export, import."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from disksleuth.analysis.compare import Comparison, compare
+from disksleuth.doc.run import with_sustained
+from disksleuth.errors import DisksleuthError, UsageError
+from disksleuth.model.run import Run
+from disksleuth.store.db import Store, keep_unsaved, parse_age_s, parse_run_ids, read_export_file, write_export
+
+
+@dataclass(frozen=True)
+class Saved:
+    """What became of a run's save: stored (`run` carries its id), or kept in a file, or lost with a reason."""
+
+    run: Run
+    error: str | None = None  # why it was not stored
+    kept_in: str | None = None  # the file `disksleuth import` reads, when the store failed
+    keep_error: str | None = None  # why it could not even be kept
+
+
+def save_run(
+    doc: dict[str, Any], run: Run, db: str | None, *, tags: Sequence[str] = (), note: str | None = None,
+    describe: Any = str,
+) -> Saved:
+    """Store the run (one transaction) and fill doc["run"]["id"] and doc["store"]. A store problem never loses
+    the measurement: the run is kept in a file `disksleuth import` reads. `describe` turns an exception into
+    the words shown (the CLI masks URLs and control characters)."""
+    tags = list(dict.fromkeys(tags))
+    doc["run"]["uuid"] = doc["run"].get("uuid") or str(uuid.uuid4())
+    try:
+        with Store(db) as store:
+            run_id = store.save(doc, tags=tags, note=note)
+    except Exception as exc:  # whatever failed, the measurement must survive it
+        reason = describe(exc) if isinstance(exc, DisksleuthError) else f"{type(exc).__name__}: {describe(exc)}"
+        try:
+            kept = keep_unsaved(doc, tags, note)
+        except DisksleuthError as keep_exc:
+            doc["store"] = {"saved": False, "error": reason, "kept_in": None}
+            return Saved(run, reason, None, describe(keep_exc))
+        doc["store"] = {"saved": False, "error": reason, "kept_in": kept}
+        return Saved(run, reason, kept)
+    doc["run"]["id"] = run_id
+    doc["run"]["tags"] = tags
+    doc["run"]["note"] = note
+    doc["store"] = {"saved": True, "id": run_id}
+    return Saved(replace(run, id=run_id))
+
+
+@dataclass(frozen=True)
+class RunsPage:
+    rows: list[dict[str, Any]]
+    total: int  # runs that match
+    stored: int  # runs in the store (when none match)
+
+
+def list_runs(db: str | None, *, device: str | None, tag: str | None, host: str | None, limit: int) -> RunsPage:
+    if limit < 0:
+        raise UsageError(f"--limit {limit}: give 0 (all runs) or more")
+    with Store(db, create=False) as store:
+        rows, total = store.list_runs(device=device, tag=tag, host=host, limit=limit or None)
+        stored = store.count() if not rows else total
+    return RunsPage(rows, total, stored)
+
+
+def delete_runs(db: str | None, ids_text: Sequence[str]) -> list[int]:
+    ids = parse_run_ids(ids_text)
+    with Store(db, create=False) as store:
+        return store.delete(ids)
+
+
+def prune_runs(
+    db: str | None, *, older_than: str | None, tag: str | None, host: str | None, dry_run: bool
+) -> list[int]:
+    older = parse_age_s(older_than) if older_than else None
+    with Store(db, create=False) as store:
+        return store.prune(older_than_s=older, tag=tag, host=host, dry_run=dry_run)
+
+
+def load_runs(db: str | None, ids_text: Sequence[str], *, with_series: bool = True) -> list[dict[str, Any]]:
+    ids = parse_run_ids(ids_text)
+    with Store(db, create=False) as store:
+        return [with_sustained(store.load(i, with_series=with_series)) for i in ids]
+
+
+def compare_runs(
+    db: str | None, runs: Sequence[str], *, baseline: str | None = None, relative_to: str | None = None
+) -> Comparison:
+    docs = load_runs(db, runs, with_series=False)
+    ids = [d["run"]["id"] for d in docs]
+    base_index = 0
+    if baseline:
+        (base_id,) = parse_run_ids([baseline])
+        if base_id not in ids:
+            raise UsageError(f"--baseline {base_id} is not one of the compared runs")
+        base_index = ids.index(base_id)
+    reference = None
+    if relative_to:
+        (ref_id,) = parse_run_ids([relative_to])
+        reference = (
+            next((d for d in docs if d["run"]["id"] == ref_id), None)
+            or load_runs(db, [str(ref_id)], with_series=False)[0]
+        )
+    return compare(docs, baseline=base_index, reference=reference)
+
+
+def export_runs(db: str | None, runs: Sequence[str], output: str) -> list[dict[str, Any]]:
+    docs = load_runs(db, runs)
+    write_export(output, docs)
+    return docs
+
+
+@dataclass(frozen=True)
+class Imported:
+    new_ids: list[int] = field(default_factory=list)
+    skipped: list[int] = field(default_factory=list)  # already stored
+
+
+def import_runs(db: str | None, path: str) -> Imported:
+    docs = read_export_file(path)
+    with Store(db, create=True) as store:  # all runs or none; a run already stored is skipped
+        results = store.import_runs(docs)
+    return Imported([i for i, new in results if new], [i for i, new in results if not new])

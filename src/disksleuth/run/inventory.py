@@ -1,0 +1,75 @@
+"""`list`, `links` and `capture`: the machine's block devices and PCIe links, from sysfs or a capture."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from disksleuth.analysis.ceilings import link_chain
+from disksleuth.analysis.links import static_findings
+from disksleuth.analysis.pci import LinkStatus, link_status
+from disksleuth.errors import DisksleuthError
+from disksleuth.model import Device, Finding, LinkChain
+from disksleuth.probe import runner
+from disksleuth.probe.block import list_devices
+from disksleuth.probe.capture import open_root, write_capture
+from disksleuth.probe.pci import list_pci_functions
+
+
+@contextlib.contextmanager
+def sysfs_root(path: str | None) -> Iterator[str]:
+    """A --sysfs-root: "/" (the live machine), a directory, or a capture bundle unpacked for as long as
+    the context lasts."""
+    if not path or path == "/":
+        yield "/"
+        return
+    unpacked: list[str] = []
+    root = open_root(path, unpacked.append)
+    try:
+        yield root
+    finally:
+        for tmp in unpacked:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class DeviceRow:
+    device: Device
+    chain: LinkChain
+    findings: list[Finding]
+
+
+def devices(root: str, *, include_unattached: bool = False) -> list[DeviceRow]:
+    """Block devices with their link chains and the findings that need no benchmark."""
+    found = list_devices(root)
+    if not include_unattached:
+        # Unattached loop devices and unconfigured zram have size 0; lsblk hides them too.
+        found = [d for d in found if not d.is_unattached]
+    return [DeviceRow(d, link_chain(d.hops), static_findings(d)) for d in found]
+
+
+def pci_links(root: str) -> list[LinkStatus]:
+    """Every PCIe function: negotiated against capable link."""
+    return [link_status(fn) for fn in list_pci_functions(root)]
+
+
+def tool_versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {}
+    for tool, argv in (
+        ("fio", ["fio", "--version"]),
+        ("smartctl", ["smartctl", "--version"]),
+        ("nvme", ["nvme", "version"]),
+    ):
+        try:
+            out = runner.run(argv, timeout_s=10).stdout.strip().splitlines()
+            versions[tool] = out[0] if out else None
+        except DisksleuthError:  # not installed, or failed: the capture goes on without its version
+            versions[tool] = None
+    return versions
+
+
+def capture(output: str, root: str, *, keep_serials: bool) -> int:
+    """Write a capture bundle; the number of sysfs entries in it."""
+    return write_capture(output, root, keep_serials=keep_serials, versions=tool_versions())
