@@ -89,8 +89,10 @@ def test_markup_in_imported_strings_prints_literally(cli, tmp_path, db_url):
     assert_no_control(res.out)
     res = cli("show", run_id, "--db", db_url, "--commands")
     assert res.code == 0, res.err
-    for text in (f"note {MARKUP}", TAG_MARKUP, f"SEQ1M{MARKUP}", f"summary {MARKUP}", f"fio --name=x {MARKUP}"):
+    for text in (f"note {MARKUP}", TAG_MARKUP, f"SEQ1M{MARKUP}", f"summary {MARKUP}"):
         assert text in res.out
+    # A stored command that is not one fio call (here: "[/]" and escapes as words) is not offered to paste.
+    assert f"SEQ1M{MARKUP}: (not shown: the stored command is not one fio call)" in res.out
     assert "\\x1b]0;pwned" in res.out  # shown as visible escapes, not acted on
     assert_no_control(res.out)
     res = cli("compare", run_id, run_id, "--db", db_url)

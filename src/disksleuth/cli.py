@@ -607,13 +607,11 @@ def cmd_health(args: argparse.Namespace) -> int:
             f"the figures come from {args.from_smartctl})"
         )
     if args.from_smartctl:
-        from disksleuth.probe.smart_parse import parse_smartctl_json
+        from disksleuth.infile import read_user_file
+        from disksleuth.probe.smart_parse import MAX_SMARTCTL_JSON_BYTES, parse_smartctl_json
 
-        try:
-            with open(args.from_smartctl, encoding="utf-8", errors="replace") as fh:
-                text = fh.read()
-        except OSError as exc:
-            raise UsageError(f"cannot read {args.from_smartctl}: {exc.strerror}") from None
+        raw = read_user_file(args.from_smartctl, MAX_SMARTCTL_JSON_BYTES, "smartctl --json output")
+        text = raw.decode("utf-8", errors="replace")
         try:
             health = parse_smartctl_json(text)
         except ParseError as exc:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+import shlex
 from typing import Any
 
 from disksleuth.model.run import Run, TestResult
-from disksleuth.present.text import safe_text
+from disksleuth.present.text import has_control_chars, safe_text
 from disksleuth.profiles import TestSpec
 from disksleuth.units import fmt_size
 
@@ -207,6 +209,37 @@ def _spread(t: TestResult) -> str:
     return f"{t.repeat_spread_pct:.1f}%" if t.repeat_spread_pct is not None else "—"
 
 
+NOT_ONE_FIO_CALL = "(not shown: the stored command is not one fio call)"
+# The program word: fio, or a path ending in /fio made of ordinary file-name characters.
+_FIO_PROGRAM_RE = re.compile(r"(?:[\w.+-]*/)*fio")
+# How bench.recorded_command marks a command whose target was removed after the run: a shell
+# comment, with what the target was in plain words.
+_NOT_RERUNNABLE_RE = re.compile(r"(# not rerunnable: ran on [\w ./-]+, removed after the run: )(.*)", re.DOTALL)
+
+
+def pasteable_fio_command(stored: str | None) -> str | None:
+    """A stored fio command rebuilt from its words (shlex.split, then shlex.join), so every shell
+    metacharacter in it is quoted: what people paste is one fio call and nothing else. None when the
+    stored text is not one fio call (an imported run can carry `fio --name=x; curl ...|sh #`): the
+    program is not fio, a word is not an --option (the commands we record have no other kind), or a
+    word holds a control character."""
+    if not stored:
+        return None
+    prefix = ""
+    marked = _NOT_RERUNNABLE_RE.fullmatch(stored)
+    if marked:
+        prefix, stored = marked.group(1), marked.group(2)
+    try:
+        words = shlex.split(stored)
+    except ValueError:  # an unclosed quote
+        return None
+    if not words or not _FIO_PROGRAM_RE.fullmatch(words[0]):
+        return None
+    if any(not w.startswith("--") or has_control_chars(w) for w in words[1:]):
+        return None
+    return prefix + shlex.join(words)
+
+
 def render_run(run: Run, show_commands: bool = False) -> None:
     from rich.text import Text
 
@@ -285,6 +318,10 @@ def render_run(run: Run, show_commands: bool = False) -> None:
     if show_commands:
         out.print("\n[bold]fio command lines[/bold] (paste one to rerun that test):")
         for t in run.tests:
-            out.print(f"[dim]{safe_text(t.id)}:[/dim] {safe_text(t.fio_command)}", soft_wrap=True)
+            shown = pasteable_fio_command(t.fio_command)
+            if shown is None:
+                out.print(f"[dim]{safe_text(t.id)}: {NOT_ONE_FIO_CALL}[/dim]", soft_wrap=True)
+            else:
+                out.print(f"[dim]{safe_text(t.id)}:[/dim] {safe_text(shown)}", soft_wrap=True)
     else:
         out.print("[dim]Exact fio command lines: --commands (or fio_command in --json).[/dim]")

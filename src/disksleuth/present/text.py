@@ -37,6 +37,11 @@ def _visible(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+def has_control_chars(value: str) -> bool:
+    """Does the text hold a character safe_text would show as an escape?"""
+    return _CONTROL_RE.search(value) is not None
+
+
 def safe_text(value: object, markup: bool = True) -> str:
     """Text from outside (a tag, a note, a target, a model or serial from sysfs or smartctl, an
     imported document, a message from fio) made safe to show: control characters become visible

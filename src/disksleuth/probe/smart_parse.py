@@ -26,6 +26,10 @@ from disksleuth.errors import ParseError
 from disksleuth.model.run import Health, LbaFormat
 from disksleuth.probe.smart_attributes import parse_attributes, parse_latest_self_test
 
+# The most of a saved `smartctl --json` file read (health --from-smartctl). `-x` output is tens of KiB
+# (the captures here are at most 14 KB); a drive with full error and self-test logs stays well under 1 MiB.
+MAX_SMARTCTL_JSON_BYTES = 16 << 20
+
 # smartctl(8), EXIT STATUS: bit -> meaning
 EXIT_BITS = {
     0: "command line did not parse",

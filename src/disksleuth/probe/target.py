@@ -7,6 +7,7 @@ import errno
 import fcntl
 import os
 import re
+import secrets
 import stat
 import subprocess
 import tempfile
@@ -217,44 +218,72 @@ class Scratch:
     dir_fd: int
 
 
-def _same_inode(path: str, fd: int) -> bool:
+def _same_inode(name: str, fd: int, parent_fd: int) -> bool:
+    """Is `name` in the directory open as parent_fd the file open as fd (not a link to it)?"""
     try:
-        st = os.stat(path, follow_symlinks=False)
+        st = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
     except OSError:
         return False
     own = os.fstat(fd)
     return (st.st_dev, st.st_ino) == (own.st_dev, own.st_ino)
 
 
-def _open_private_dir(path: str) -> int:
+def _open_dir(path: str) -> int:
+    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+
+
+def _open_private_dir(name: str, parent_fd: int, shown: str) -> int:
     """Open a directory we just made, refusing anything that is not ours alone (swapped in meanwhile)."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent_fd)
     st = os.fstat(fd)
     if st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) != 0o700 or os.listdir(fd):
         os.close(fd)
-        raise EnvironmentProblem(f"{path}: the private scratch directory was replaced while it was being made")
+        raise EnvironmentProblem(f"{shown}: the private scratch directory was replaced while it was being made")
     return fd
 
 
-def _remove_private_dir(path: str, fd: int) -> int:
-    """Remove our private directory's files (never following links) and the directory; bytes freed."""
+# mkdtemp's alphabet and length (_PRIVATE_DIR_RE), for names made relative to an open directory.
+_NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"
+_NAME_TRIES = 100
+
+
+def _make_private_dir(parent_fd: int) -> str:
+    """mkdtemp(), but inside the directory open as parent_fd: a new 0700 directory; its name."""
+    for _ in range(_NAME_TRIES):
+        name = SCRATCH_PREFIX + "".join(secrets.choice(_NAME_CHARS) for _ in range(8))
+        try:
+            os.mkdir(name, 0o700, dir_fd=parent_fd)
+        except FileExistsError:
+            continue
+        return name
+    raise FileExistsError(errno.EEXIST, "no unused name for a private directory")
+
+
+def _entries(dir_fd: int) -> list[os.DirEntry[str]]:
+    try:
+        return list(os.scandir(dir_fd))
+    except OSError:
+        return []
+
+
+def _remove_private_dir(parent_fd: int, name: str, fd: int) -> int:
+    """Remove our private directory's files (never following links) and the directory; bytes freed.
+
+    The directory is removed by name relative to its parent's open descriptor, so the parent may be
+    renamed or moved meanwhile (someone renames the target directory during a run)."""
     freed = 0
-    for name in os.listdir(fd):
+    for entry in os.listdir(fd):
         with contextlib.suppress(OSError):
-            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            st = os.stat(entry, dir_fd=fd, follow_symlinks=False)
             if stat.S_ISREG(st.st_mode):
                 freed += st.st_blocks * 512
-            os.unlink(name, dir_fd=fd)
-    if _same_inode(path, fd):
+            os.unlink(entry, dir_fd=fd)
+    if not _same_inode(name, fd, parent_fd):  # someone renamed it within the parent: find it by inode
+        ours = (e.name for e in _entries(parent_fd) if e.name.startswith(SCRATCH_PREFIX))
+        name = next((n for n in ours if _same_inode(n, fd, parent_fd)), "")
+    if name:
         with contextlib.suppress(OSError):
-            os.rmdir(path)
-    else:  # someone renamed it within the parent: find it by inode
-        parent = os.path.dirname(path)
-        with contextlib.suppress(OSError):
-            for entry in os.scandir(parent):
-                if entry.name.startswith(SCRATCH_PREFIX) and _same_inode(entry.path, fd):
-                    os.rmdir(entry.path)
-                    break
+            os.rmdir(name, dir_fd=parent_fd)
     return freed
 
 
@@ -266,23 +295,33 @@ def private_dir(directory: str, what: str) -> Iterator[tuple[str, int]]:
     dead run's leftovers from a live run's files. Removed with what it holds on success, error,
     Ctrl-C or SIGTERM (the caller turns SIGTERM into an exception, so this `finally` runs); after
     kill -9 a later run removes it (`remove_dead_scratch`). It may hold only names starting with
-    SCRATCH_NAME or FIO_LOG_NAME: a leftover holding anything else is not ours to remove."""
+    SCRATCH_NAME or FIO_LOG_NAME: a leftover holding anything else is not ours to remove. Made,
+    opened and removed through an open descriptor of `directory`, so renaming `directory` during
+    the run leaves nothing behind."""
     try:
-        private = tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=directory)
+        parent_fd = _open_dir(directory)
     except OSError as exc:
         raise EnvironmentProblem(f"cannot create {what} in {directory}: {exc.strerror}") from exc
     try:
-        fd = _open_private_dir(private)
-    except OSError as exc:
-        raise EnvironmentProblem(f"cannot open the private directory {private}: {exc.strerror}") from exc
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        yield private, fd
-    finally:
         try:
-            _remove_private_dir(private, fd)
+            name = _make_private_dir(parent_fd)
+        except OSError as exc:
+            raise EnvironmentProblem(f"cannot create {what} in {directory}: {exc.strerror}") from exc
+        private = os.path.join(directory, name)
+        try:
+            fd = _open_private_dir(name, parent_fd, private)
+        except OSError as exc:
+            raise EnvironmentProblem(f"cannot open the private directory {private}: {exc.strerror}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            yield private, fd
         finally:
-            os.close(fd)
+            try:
+                _remove_private_dir(parent_fd, name, fd)
+            finally:
+                os.close(fd)
+    finally:
+        os.close(parent_fd)
 
 
 def _through_fd(fd: int, private: str, name: str) -> str:
@@ -332,54 +371,59 @@ def remove_dead_scratch(directory: str) -> list[str]:
     versions (and their fio log directories) carry no lock, so they are only reported."""
     found: list[str] = []
     try:
-        entries = list(os.scandir(directory))
+        parent_fd = _open_dir(directory)
     except OSError:
         return found
-    now = time.time()
-    for entry in entries:
-        if not entry.name.startswith((SCRATCH_PREFIX, LEGACY_LOG_PREFIX)):
-            continue
-        try:
-            st = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if st.st_uid != os.geteuid():
-            continue
-        if entry.name.startswith(LEGACY_LOG_PREFIX):
-            if stat.S_ISDIR(st.st_mode):
-                found.append(
-                    f"found {entry.path}, fio logs an older disksleuth left behind; "
-                    "remove it if no benchmark is running"
-                )
-            continue
-        if stat.S_ISREG(st.st_mode) and entry.name.endswith(SCRATCH_SUFFIX):
-            found.append(
-                f"found {entry.path} ({st.st_size // MIB} MiB), a scratch file an older disksleuth left behind; "
-                "remove it if no benchmark is running there"
-            )
-            continue
-        if not stat.S_ISDIR(st.st_mode) or stat.S_IMODE(st.st_mode) != 0o700 or not _PRIVATE_DIR_RE.match(entry.name):
-            continue
-        if now - st.st_mtime < LEFTOVER_MIN_AGE_S:
-            continue
-        try:
-            fd = os.open(entry.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except OSError:
-            continue
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue  # a live run
-            if not _same_inode(entry.path, fd) or not all(n.startswith(_OWN_NAMES) for n in os.listdir(fd)):
-                continue  # swapped meanwhile, or holding files that are not ours: leave it
-            freed = _remove_private_dir(entry.path, fd)
-            gone = "removed" if not os.path.lexists(entry.path) else "emptied (could not remove the directory)"
-            amount = f"{freed // MIB} MiB" if freed >= MIB else f"{freed // 1024} KiB" if freed else "empty"
-            found.append(f"{gone} {entry.path} ({amount}), left by a disksleuth run that was killed")
-        finally:
-            os.close(fd)
+    try:
+        for entry in _entries(parent_fd):
+            line = _remove_dead(parent_fd, entry, os.path.join(directory, entry.name))
+            if line:
+                found.append(line)
+    finally:
+        os.close(parent_fd)
     return found
+
+
+def _remove_dead(parent_fd: int, entry: os.DirEntry[str], path: str) -> str | None:
+    """One entry of remove_dead_scratch's directory (open as parent_fd): what was found or done, or None."""
+    if not entry.name.startswith((SCRATCH_PREFIX, LEGACY_LOG_PREFIX)):
+        return None
+    try:
+        st = entry.stat(follow_symlinks=False)
+    except OSError:
+        return None
+    if st.st_uid != os.geteuid():
+        return None
+    if entry.name.startswith(LEGACY_LOG_PREFIX):
+        if stat.S_ISDIR(st.st_mode):
+            return f"found {path}, fio logs an older disksleuth left behind; remove it if no benchmark is running"
+        return None
+    if stat.S_ISREG(st.st_mode) and entry.name.endswith(SCRATCH_SUFFIX):
+        return (
+            f"found {path} ({st.st_size // MIB} MiB), a scratch file an older disksleuth left behind; "
+            "remove it if no benchmark is running there"
+        )
+    if not stat.S_ISDIR(st.st_mode) or stat.S_IMODE(st.st_mode) != 0o700 or not _PRIVATE_DIR_RE.match(entry.name):
+        return None
+    if time.time() - st.st_mtime < LEFTOVER_MIN_AGE_S:
+        return None
+    try:
+        fd = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent_fd)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return None  # a live run
+        if not _same_inode(entry.name, fd, parent_fd) or not all(n.startswith(_OWN_NAMES) for n in os.listdir(fd)):
+            return None  # swapped meanwhile, or holding files that are not ours: leave it
+        freed = _remove_private_dir(parent_fd, entry.name, fd)
+        gone = "emptied (could not remove the directory)" if _same_inode(entry.name, fd, parent_fd) else "removed"
+        amount = f"{freed // MIB} MiB" if freed >= MIB else f"{freed // 1024} KiB" if freed else "empty"
+        return f"{gone} {path} ({amount}), left by a disksleuth run that was killed"
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager

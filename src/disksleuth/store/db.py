@@ -1013,15 +1013,10 @@ def _clip(text: str, limit: int = 200) -> str:
 
 
 def read_export_file(path: str) -> list[dict[str, Any]]:
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_EXPORT_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
     from disksleuth.errors import ParseError
+    from disksleuth.infile import read_user_file
 
-    if len(data) > MAX_EXPORT_BYTES:
-        raise ParseError(f"{path}: larger than {MAX_EXPORT_BYTES >> 20} MiB, not a disksleuth export")
+    data = read_user_file(path, MAX_EXPORT_BYTES, "a disksleuth export")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
