@@ -123,9 +123,10 @@ def test_progress_goes_to_a_terminal_stderr_whatever_stdout_is(monkeypatch):
     import io
     import pty
 
-    from disksleuth.cli import _events
+    from disksleuth.cli.env import Environment
+    from disksleuth.cli.measure import _events
     from disksleuth.present.bench_view import TtyEvents
-    from disksleuth.run.bench import QuietEvents
+    from disksleuth.run.context import QuietEvents
 
     master, slave = pty.openpty()
     try:
@@ -133,11 +134,37 @@ def test_progress_goes_to_a_terminal_stderr_whatever_stdout_is(monkeypatch):
             monkeypatch.setenv("TERM", "xterm")
             monkeypatch.setattr("sys.stdout", io.StringIO())
             monkeypatch.setattr("sys.stderr", terminal)
-            events = _events(argparse.Namespace(json=False, no_color=False))
+            args = argparse.Namespace(json=False, no_color=False)
+            events = _events(args, Environment.from_process())
             assert isinstance(events, TtyEvents)
             events.close()
             monkeypatch.setattr("sys.stderr", io.StringIO())  # no terminal at all: nothing drawn
-            assert isinstance(_events(argparse.Namespace(json=False, no_color=False)), QuietEvents)
+            assert isinstance(_events(args, Environment.from_process()), QuietEvents)
     finally:
         os.close(master)
         os.close(slave)
+
+
+def test_output_decisions_follow_the_injected_environment():
+    """No real terminal needed: the Environment says what is a terminal and what TERM is."""
+    import argparse
+    import io
+
+    from disksleuth.cli.env import Environment
+    from disksleuth.cli.measure import _events, bench_options
+    from disksleuth.run.context import QuietEvents
+
+    def env(**kw: object) -> Environment:
+        streams = {"stdin": io.StringIO(), "stdout": io.StringIO(), "stderr": io.StringIO()}
+        flags = {"stdin_isatty": False, "stdout_isatty": False, "stderr_isatty": False, "environ": {}}
+        return Environment(**{**streams, **flags, **kw})  # type: ignore[arg-type]
+
+    args = argparse.Namespace(json=False, no_color=True)
+    assert env(stderr_isatty=True).progress_on_stderr
+    assert not env(stderr_isatty=True, environ={"TERM": "dumb"}).progress_on_stderr
+    assert isinstance(_events(args, env(stderr_isatty=True, environ={"TERM": "dumb"})), QuietEvents)
+    bench_args = argparse.Namespace(
+        profile="quick", size=None, engine=None, destructive=False, yes=False, time=None, precision=None
+    )
+    assert bench_options(bench_args, env(stdin_isatty=True, stderr_isatty=True)).interactive
+    assert not bench_options(bench_args, env(stdin_isatty=True)).interactive

@@ -1,4 +1,4 @@
-"""Plain dicts for --json (pure). Fields are only ever added, never renamed: schema disksleuth/1."""
+"""One --json document out: the schema tag first (the documents themselves are built in doc/)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from disksleuth.doc import SCHEMA
 # Annotations only: importing typing (even for typing.TYPE_CHECKING) costs ~3 ms at start-up.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TextIO
 
 
-
-def emit(payload: dict[str, Any]) -> None:
-    """Print one JSON document with the schema tag first."""
-    doc = {"schema": SCHEMA, **payload}
-    json.dump(doc, sys.stdout, indent=2, default=str)
-    sys.stdout.write("\n")
+def emit(payload: dict[str, Any], stream: TextIO | None = None) -> None:
+    """Print one JSON document with the schema tag first (to `stream`, else the current stdout)."""
+    out = stream or sys.stdout
+    json.dump({"schema": SCHEMA, **payload}, out, indent=2, default=str)
+    out.write("\n")
+    out.flush()

@@ -56,13 +56,13 @@ def safe_text(value: object, markup: bool = True) -> str:
     return escape(text)
 
 
-_settings = {"no_color": False}
+_settings: dict[str, object] = {"no_color": False, "stdout_isatty": None, "columns": None}
 
 
-def configure(no_color: bool = False) -> None:
-    """Per invocation (main() may run many times in one process): --no-color, and a fresh console
-    that looks at the current stdout and COLUMNS."""
-    _settings["no_color"] = no_color
+def configure(no_color: bool = False, *, stdout_isatty: bool | None = None, columns: str | None = None) -> None:
+    """Per invocation (main() may run many times in one process): --no-color, whether stdout is a terminal
+    and COLUMNS, as the CLI's environment says (None: ask the process), and a fresh console."""
+    _settings.update(no_color=no_color, stdout_isatty=stdout_isatty, columns=columns)
     console.cache_clear()
 
 
@@ -105,12 +105,13 @@ def console() -> Console:
 
     from rich.console import Console
 
-    no_color = _settings["no_color"] or None  # None: rich decides from NO_COLOR
-    if sys.stdout.isatty():
+    no_color = bool(_settings["no_color"]) or None  # None: rich decides from NO_COLOR
+    isatty = _settings["stdout_isatty"]
+    if sys.stdout.isatty() if isatty is None else isatty:
         return Console(highlight=False, soft_wrap=False, no_color=no_color)
     # Off a terminal rich assumes 80 columns and truncates tables; a pipe or file gets wider lines
     # unless COLUMNS says otherwise.
-    columns = os.environ.get("COLUMNS", "")
+    columns = str(_settings["columns"] if _settings["columns"] is not None else os.environ.get("COLUMNS", ""))
     width = int(columns) if columns.isdigit() and int(columns) > 0 else 160
     return Console(highlight=False, soft_wrap=False, width=width, no_color=no_color, file=_TrimmedLines())  # type: ignore[arg-type]
 

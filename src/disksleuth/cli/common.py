@@ -1,0 +1,52 @@
+"""What the command modules share: words for people, the exit code of findings, the results store's fallbacks."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from disksleuth.cli.env import Environment
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+def plain(message: object) -> str:
+    """An error message may quote a file, a tool or a store URL: no control character of it reaches
+    stderr, and no password of a URL either."""
+    from disksleuth.present.text import safe_text
+
+    text = safe_text(message, markup=False)
+    if "://" in text:  # store.db imports SQLAlchemy: only when there is a URL to look at
+        from disksleuth.store.db import redact_urls_in
+
+        text = redact_urls_in(text)
+    return text
+
+
+def say(line: str) -> None:
+    """A sentence for people: wrapped between words at the terminal's width, taken literally (no markup)."""
+    from rich.text import Text
+
+    from disksleuth.present.text import console
+
+    console().print(Text(line))
+
+
+def emit(env: Environment, payload: dict[str, Any]) -> None:
+    from disksleuth.present.jsonout import emit as emit_document
+
+    emit_document(payload, env.stdout)
+
+
+def exit_for(findings: list[Any]) -> int:
+    """1 when a finding is at warn or critical (check, bench, explain, health), else 0."""
+    from disksleuth.model import worst_severity
+
+    return EXIT_FINDINGS if worst_severity(findings) in ("warn", "critical") else EXIT_OK
+
+
+def sysfs_root(args: argparse.Namespace, env: Environment) -> str:
+    """--sysfs-root as a directory to read: a capture bundle stays unpacked until the command ends."""
+    from disksleuth.run.inventory import sysfs_root as open_sysfs_root
+
+    return env.resources.enter_context(open_sysfs_root(getattr(args, "sysfs_root", None)))

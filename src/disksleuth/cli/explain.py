@@ -1,0 +1,64 @@
+"""`explain`: a figure measured elsewhere against the device's link chain."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from disksleuth.cli import options
+from disksleuth.cli.common import emit, exit_for, say, sysfs_root
+from disksleuth.cli.env import Environment
+
+AddCommand = Callable[..., argparse.ArgumentParser]
+
+
+def register(add: AddCommand) -> None:
+    p = add("explain", run_explain, "explain a figure measured elsewhere against the device's link chain")
+    p.add_argument("device", metavar="DEVICE", help="block device, e.g. nvme0n1 or /dev/sda")
+    p.add_argument(
+        "--read",
+        metavar="RATE",
+        help="sequential read, e.g. 373MB/s, 1,243 MB/s, 350MiB/s, 480Mb/s (bits), or a pasted hdparm/fio/dd line",
+    )
+    p.add_argument("--write", metavar="RATE", help="sequential write")
+    p.add_argument("--read-iops", metavar="N", help="4 KiB random read IOPS (any queue depth), e.g. 50,000 or 42.9k")
+    p.add_argument("--write-iops", metavar="N", help="4 KiB random write IOPS (any queue depth)")
+    options.add_sysfs_root(p)
+
+
+def run_explain(args: argparse.Namespace, env: Environment) -> int:
+    from disksleuth.run.explain import explain
+
+    x = explain(
+        args.device,
+        sysfs_root(args, env),
+        read=args.read,
+        write=args.write,
+        read_iops=args.read_iops,
+        write_iops=args.write_iops,
+    )
+    if args.json:
+        from disksleuth.doc.inventory import device_to_dict
+        from disksleuth.doc.run import figures_to_tests
+
+        emit(
+            env,
+            {
+                "device": device_to_dict(x.device, x.chain),
+                "given": x.given,
+                "tests": figures_to_tests(x.figures),
+                "findings": [f.to_dict() for f in x.findings],
+                "summary": x.summary,
+            },
+        )
+    else:
+        from disksleuth.present.check_view import render_device_header, render_verdict
+        from disksleuth.present.text import console
+
+        render_device_header(x.device, x.chain, None)
+        if not x.figures.any():
+            say("(no figures given: --read, --write, --read-iops or --write-iops add the dynamic verdicts)")
+        for g in x.given:
+            console().print(f"given {g['option']} {g['text']!r}, read as {g['read_as']}", markup=False, highlight=False)
+        render_verdict(x.findings, x.summary)
+    return exit_for(x.findings)

@@ -1,0 +1,118 @@
+"""Many machines: `exporter` (Prometheus metrics) and `fleet` (a shared store's newest runs)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from disksleuth.cli import options
+from disksleuth.cli.common import EXIT_FINDINGS, EXIT_OK, emit, say, sysfs_root
+from disksleuth.cli.env import Environment
+
+AddCommand = Callable[..., argparse.ArgumentParser]
+
+
+def register_exporter(add: AddCommand) -> None:
+    p = add(
+        "exporter",
+        run_exporter,
+        "Prometheus metrics: each disk with its link chain, ceilings, findings and latest stored benchmark",
+    )
+    p.add_argument(
+        "--listen",
+        default="127.0.0.1:9958",
+        metavar="ADDR:PORT",
+        help="serve /metrics here (default: 127.0.0.1:9958; :9958 for every address)",
+    )
+    p.add_argument(
+        "--textfile",
+        metavar="DIR",
+        help="write DIR/disksleuth.prom for node_exporter's textfile collector and exit",
+    )
+    p.add_argument(
+        "--health-max-age",
+        metavar="SECONDS",
+        help="read SMART health at most this often (default 3600); sleeping drives are never woken",
+    )
+    p.add_argument("--no-health", action="store_true", help="no smartctl at all (link and benchmark metrics only)")
+    p.add_argument("--no-bench", action="store_true", help="no benchmark metrics (do not read the results store)")
+    options.add_db(p)
+    options.add_sysfs_root(p)
+
+
+def register_fleet(add: AddCommand) -> None:
+    p = add(
+        "fleet",
+        run_fleet,
+        "every host and device in a shared store, worst first, from each one's newest run "
+        "(exit 1 when any is at warn or critical)",
+    )
+    p.add_argument("--host", metavar="H", help="only this host")
+    options.add_db(p)
+
+
+def run_exporter(args: argparse.Namespace, env: Environment) -> int:
+    from disksleuth import exporter
+    from disksleuth.units import parse_positive
+
+    root = sysfs_root(args, env)
+    max_age = parse_positive(args.health_max_age, "--health-max-age") if args.health_max_age else None
+    # Health needs the live machine's smartctl; a captured tree has none.
+    cache = None
+    if not args.no_health and root == "/":
+        cache = exporter.HealthCache(max_age or exporter.DEFAULT_HEALTH_MAX_AGE_S)
+    db_url = args.db
+
+    def take() -> exporter.Snapshot:
+        return exporter.snapshot(root, cache, db_url, with_bench=not args.no_bench)
+
+    if args.textfile:
+        if cache is not None:
+            from disksleuth.probe.block import list_devices
+
+            cache.refresh(exporter.health_paths(list_devices(root)))
+        snap = take()
+        path = exporter.write_textfile(args.textfile, snap)
+        if args.json:
+            emit(env, {"exporter": {"textfile": path, "devices": len(snap.disks), "bench_figures": len(snap.bench)}})
+        else:
+            say(f"wrote {path}: {len(snap.disks)} devices, {len(snap.bench)} stored benchmark figures")
+        return EXIT_OK
+
+    refresher = None
+    if cache is not None:
+        from disksleuth.probe.block import list_devices
+
+        refresher = exporter.HealthRefresher(cache, lambda: exporter.health_paths(list_devices(root))).start()
+
+    def ready(host: str, port: int) -> None:
+        where = f"http://{'[' + host + ']' if ':' in host else host}:{port}/metrics"
+        if args.json:
+            emit(env, {"exporter": {"listen": f"{host}:{port}", "url": where}})
+        else:
+            print(f"serving {where} (Ctrl-C stops)", file=env.stdout, flush=True)
+
+    from disksleuth.run.bench import sigterm_as_exception
+
+    try:
+        with sigterm_as_exception():
+            exporter.serve(args.listen, take, ready)
+    finally:
+        if refresher:
+            refresher.stop()
+    return EXIT_OK
+
+
+def run_fleet(args: argparse.Namespace, env: Environment) -> int:
+    from disksleuth.run.fleet import fleet
+
+    rows = fleet(args.db, host=args.host)
+    if args.json:
+        from disksleuth.doc.fleet import fleet_to_dict
+
+        emit(env, {"fleet": fleet_to_dict(rows)})
+    else:
+        from disksleuth.present.fleet_view import render_fleet
+
+        render_fleet(rows)
+    return EXIT_FINDINGS if any(r.worst in ("warn", "critical") for r in rows) else EXIT_OK

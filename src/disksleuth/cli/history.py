@@ -1,0 +1,210 @@
+"""The results store: `runs`, `show`, `compare`, `report`, `export`, `import`."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from disksleuth.cli import options
+from disksleuth.cli.common import EXIT_OK, emit, say
+from disksleuth.cli.env import Environment
+from disksleuth.errors import UsageError
+
+AddCommand = Callable[..., argparse.ArgumentParser]
+
+
+def register(add: AddCommand) -> None:
+    p = add("runs", run_runs, "list saved runs, newest first; delete or prune them")
+    p.add_argument(
+        "action",
+        nargs="?",
+        choices=("list", "delete", "prune"),
+        help="list (the default); delete ID...; prune --older-than AGE and/or --tag T / --host H",
+    )
+    p.add_argument("ids", nargs="*", metavar="ID", help="runs to delete")
+    p.add_argument("--device", metavar="D", help="only runs on this device (name, model or target)")
+    p.add_argument("--tag", metavar="T", help="only runs with this tag")
+    p.add_argument("--host", metavar="H", help="only runs recorded on this host name")
+    p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N runs (0: all; default 50)")
+    p.add_argument("--older-than", metavar="AGE", help="prune: runs started longer ago than AGE (30d, 12h, 2w)")
+    p.add_argument("--dry-run", action="store_true", help="prune: list what would be deleted, delete nothing")
+    options.add_db(p)
+
+    p = add("show", run_show, "one saved run")
+    p.add_argument("run", metavar="RUN")
+    p.add_argument("--commands", action="store_true", help="print each test's fio command line")
+    options.add_db(p)
+
+    p = add("compare", run_compare, "saved runs side by side, with ratios or % of a reference")
+    p.add_argument("runs", nargs="+", metavar="RUN")
+    p.add_argument("--baseline", metavar="RUN", help="ratios against this run (default: the first)")
+    p.add_argument("--relative-to", metavar="RUN", help="every figure as %% of this run (e.g. a RAM disk)")
+    p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table")
+    options.add_db(p)
+
+    p = add("report", run_report, "a self-contained HTML report with plots")
+    p.add_argument("runs", nargs="*", metavar="RUN")
+    p.add_argument("--fleet", action="store_true", help="report on every host and device in the store instead")
+    p.add_argument("--host", metavar="H", help="with --fleet: only this host")
+    p.add_argument("-o", "--output", required=True, metavar="report.html")
+    options.add_db(p)
+
+    p = add("export", run_export, "write saved runs to a JSON file (serials stay hashed)")
+    p.add_argument("runs", nargs="+", metavar="RUN")
+    p.add_argument("-o", "--output", required=True, metavar="FILE.json")
+    options.add_db(p)
+
+    p = add("import", run_import, "add runs from an export file to the results store")
+    p.add_argument("file", metavar="FILE.json")
+    options.add_db(p)
+
+
+def run_runs(args: argparse.Namespace, env: Environment) -> int:
+    action = args.action or "list"
+    if action in ("delete", "prune"):
+        return _runs_delete(args, env, action)
+    if args.ids:
+        raise UsageError(f"runs takes run ids only with delete (disksleuth runs delete {' '.join(args.ids)})")
+    if args.older_than or args.dry_run:
+        raise UsageError("--older-than and --dry-run go with `disksleuth runs prune`")
+    from disksleuth.run.history import list_runs
+
+    page = list_runs(args.db, device=args.device, tag=args.tag, host=args.host, limit=args.limit)
+    if args.json:
+        from disksleuth.doc.history import runs_to_dict
+
+        emit(env, runs_to_dict(page.rows, page.total))
+    else:
+        from disksleuth.present.history_view import render_runs
+
+        render_runs(page.rows, page.total, page.stored)
+    return EXIT_OK
+
+
+def _runs_delete(args: argparse.Namespace, env: Environment, action: str) -> int:
+    from disksleuth.run.history import delete_runs, prune_runs
+
+    if action == "delete":
+        if not args.ids:
+            raise UsageError("runs delete needs the ids of the runs to delete (see `disksleuth runs`)")
+        if args.older_than or args.tag or args.host or args.device or args.dry_run:
+            raise UsageError("runs delete takes run ids only; `runs prune` deletes by age, tag or host")
+        deleted = delete_runs(args.db, args.ids)
+    else:
+        if args.ids:
+            raise UsageError("runs prune takes --older-than, --tag or --host, not ids (`runs delete ID...`)")
+        if args.device:
+            raise UsageError("runs prune selects by --older-than, --tag or --host")
+        deleted = prune_runs(args.db, older_than=args.older_than, tag=args.tag, host=args.host, dry_run=args.dry_run)
+    if args.json:
+        emit(env, {"deleted": [] if args.dry_run else deleted, "would_delete": deleted if args.dry_run else []})
+    elif not deleted:
+        print("no runs match; nothing deleted", file=env.stdout)
+    else:
+        verb = "would delete" if args.dry_run else "deleted"
+        print(f"{verb} {len(deleted)} run(s): " + ", ".join(f"#{i}" for i in deleted), file=env.stdout)
+    return EXIT_OK
+
+
+def run_show(args: argparse.Namespace, env: Environment) -> int:
+    from disksleuth.run.history import load_runs
+
+    (doc,) = load_runs(args.db, [args.run])
+    if args.json:
+        emit(env, doc)
+    else:
+        from disksleuth.present.history_view import render_stored_run
+
+        render_stored_run(doc, show_commands=args.commands)
+    return EXIT_OK
+
+
+def run_compare(args: argparse.Namespace, env: Environment) -> int:
+    from disksleuth.run.history import compare_runs
+
+    comparison = compare_runs(args.db, args.runs, baseline=args.baseline, relative_to=args.relative_to)
+    fmt = "json" if args.json else args.format
+    if fmt == "json":
+        from disksleuth.doc.compare import compare_to_dict
+
+        emit(env, {"comparison": compare_to_dict(comparison)})
+        return EXIT_OK
+    from disksleuth.present import compare_view
+
+    if fmt == "markdown":
+        env.stdout.write(compare_view.to_markdown(comparison))
+    elif fmt == "csv":
+        env.stdout.write(compare_view.to_csv(comparison))
+    else:
+        compare_view.render_table(comparison)
+    return EXIT_OK
+
+
+def _write_output(path: str, text: str) -> None:
+    """A report's -o file: run data like an export's, so written the same way (0600, never through a
+    symlink); a path we cannot write is one usage line."""
+    from disksleuth.outfile import write_private_text
+
+    write_private_text(path, text)
+
+
+def run_report(args: argparse.Namespace, env: Environment) -> int:
+    if args.fleet:
+        return _fleet_report(args, env)
+    if not args.runs:
+        raise UsageError("give the runs to report on (see `disksleuth runs`), or --fleet")
+    from disksleuth.present.report import render_report
+    from disksleuth.run.history import load_runs
+
+    docs = load_runs(args.db, args.runs)
+    text = render_report(docs)
+    _write_output(args.output, text)
+    ids = [d["run"]["id"] for d in docs]
+    if args.json:
+        emit(env, {"report": {"path": args.output, "runs": ids, "bytes": len(text)}})
+    else:
+        say(f"wrote {args.output} ({len(text) // 1024} KiB, runs {', '.join(str(i) for i in ids)})")
+    return EXIT_OK
+
+
+def _fleet_report(args: argparse.Namespace, env: Environment) -> int:
+    from disksleuth.present.fleet_report import render_fleet_report
+    from disksleuth.run.fleet import fleet
+
+    if args.runs:
+        raise UsageError("--fleet reports on every host and device; give no run ids with it")
+    rows = fleet(args.db, host=args.host)
+    text = render_fleet_report(rows)
+    _write_output(args.output, text)
+    if args.json:
+        emit(env, {"report": {"path": args.output, "fleet": True, "rows": len(rows), "bytes": len(text)}})
+    else:
+        print(f"wrote {args.output} ({len(text) // 1024} KiB, {len(rows)} host/device rows)", file=env.stdout)
+    return EXIT_OK
+
+
+def run_export(args: argparse.Namespace, env: Environment) -> int:
+    from disksleuth.run.history import export_runs
+
+    docs = export_runs(args.db, args.runs, args.output)
+    if args.json:
+        emit(env, {"export": {"path": args.output, "runs": [d["run"]["id"] for d in docs], "count": len(docs)}})
+    else:
+        say(f"exported {len(docs)} run(s) to {args.output} (serial numbers hashed)")
+    return EXIT_OK
+
+
+def run_import(args: argparse.Namespace, env: Environment) -> int:
+    from disksleuth.run.history import import_runs
+
+    done = import_runs(args.db, args.file)
+    if args.json:
+        emit(env, {"imported": done.new_ids, "skipped": done.skipped})
+    else:
+        said = f"imported {len(done.new_ids)} run(s)" + (
+            " as " + ", ".join(f"#{i}" for i in done.new_ids) if done.new_ids else ""
+        )
+        if done.skipped:
+            said += f"; skipped {len(done.skipped)} already stored (" + ", ".join(f"#{i}" for i in done.skipped) + ")"
+        say(said)
+    return EXIT_OK

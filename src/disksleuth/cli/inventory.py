@@ -1,0 +1,70 @@
+"""`list`, `links` and `capture`: what is in the machine, read from sysfs (or a capture of it)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from disksleuth.cli import options
+from disksleuth.cli.common import EXIT_OK, emit, say, sysfs_root
+from disksleuth.cli.env import Environment
+
+AddCommand = Callable[..., argparse.ArgumentParser]
+
+
+def register(add: AddCommand) -> None:
+    p = add("list", run_list, "block devices with their link chain and ceilings")
+    p.add_argument("--all", action="store_true", help="include partitions and unattached loop/zram devices")
+    options.add_sysfs_root(p)
+
+    p = add("links", run_links, "every PCIe function: negotiated vs capable link")
+    options.add_sysfs_root(p)
+
+    p = add("capture", run_capture, "bundle the sysfs files disksleuth reads, for bug reports")
+    p.add_argument("-o", "--output", required=True, metavar="FILE.tar.gz")
+    p.add_argument("--keep-serials", action="store_true", help="do not mask serial numbers")
+    options.add_sysfs_root(p)
+
+
+def run_list(args: argparse.Namespace, env: Environment) -> int:
+    from disksleuth.run.inventory import devices
+
+    rows = devices(sysfs_root(args, env), include_unattached=args.all)
+    if args.json:
+        from disksleuth.doc.inventory import device_to_dict
+
+        docs = [device_to_dict(r.device, r.chain, r.findings, include_partitions=args.all) for r in rows]
+        emit(env, {"devices": docs})
+    else:
+        from disksleuth.present.text import render_devices
+
+        render_devices([(r.device, r.chain, r.findings) for r in rows], show_partitions=args.all)
+    return EXIT_OK
+
+
+def run_links(args: argparse.Namespace, env: Environment) -> int:
+    from disksleuth.run.inventory import pci_links
+
+    statuses = pci_links(sysfs_root(args, env))
+    if args.json:
+        from disksleuth.doc.inventory import link_status_to_dict
+
+        emit(env, {"functions": [link_status_to_dict(s) for s in statuses]})
+    else:
+        from disksleuth.present.text import render_links
+
+        render_links(statuses)
+    return EXIT_OK
+
+
+def run_capture(args: argparse.Namespace, env: Environment) -> int:
+    from disksleuth.run.inventory import capture
+
+    count = capture(args.output, sysfs_root(args, env), keep_serials=args.keep_serials)
+    if args.json:
+        emit(env, {"capture": {"path": args.output, "entries": count, "serials_masked": not args.keep_serials}})
+    else:
+        masked = "kept" if args.keep_serials else "masked"
+        say(f"wrote {args.output}: {count} sysfs entries, serial numbers {masked}")
+        say(f"read it back with: disksleuth list --sysfs-root {args.output}")
+    return EXIT_OK

@@ -1,0 +1,179 @@
+"""`check` and `bench`: the same measurement and verdicts, two views of them."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from typing import Any
+
+from disksleuth import PROFILE_NAMES
+from disksleuth.cli import options
+from disksleuth.cli.common import emit, exit_for, plain, say
+from disksleuth.cli.env import Environment
+from disksleuth.errors import UsageError
+
+AddCommand = Callable[..., argparse.ArgumentParser]
+
+
+def register(add: AddCommand) -> None:
+    p = add("check", run_check, "the main job: link chain, health, a short benchmark, then a verdict")
+    p.add_argument("target", nargs="?", metavar="TARGET", help="directory, file or device (default: here)")
+    p.add_argument("--profile", default="quick", choices=PROFILE_NAMES, help="test set (default: quick)")
+    options.add_measuring(p)
+
+
+def register_bench(add: AddCommand) -> None:
+    p = add("bench", run_bench, "measure a directory, file or block device with fio")
+    p.add_argument("target", metavar="TARGET", help="directory (a scratch file is used), file or block device")
+    p.add_argument("--profile", default="quick", choices=PROFILE_NAMES, help="test set (default: quick)")
+    options.add_measuring(p)
+    p.add_argument("--precondition", action="store_true", help="flash profile: fill the region twice first")
+    p.add_argument(
+        "--max-time", metavar="SECONDS", help="sustained profile: stop the fill after this long (default 1800)"
+    )
+    p.add_argument(
+        "--recovery",
+        metavar="SECONDS",
+        help="sustained profile: after the fill, idle this long, then write a short burst: how much cache came back",
+    )
+    p.add_argument(
+        "--repeat", metavar="N", help="run the profile N times; report each figure's median and the spread"
+    )
+
+
+def run_check(args: argparse.Namespace, env: Environment) -> int:
+    from disksleuth.present.check_view import render_check, render_device_header, render_verdict
+    from disksleuth.present.text import console, safe_text
+    from disksleuth.run.check import inspect
+
+    inspected = inspect(args.target or os.getcwd())
+    quiet = args.json or not env.stdout_isatty
+    if not quiet:  # on a terminal, show what is being checked before the benchmark starts
+        render_device_header(inspected.device, inspected.chain, None, inspected.where, inspected.health_not_read)
+    result, doc = _measure(args, env, inspected, "check")
+    run = result.run
+    if args.json:
+        # A check that measured nothing (no fio) is not a run worth keeping in the history.
+        if run.tests:
+            _save(args, env, doc, run)  # the document carries the run's id, or where it was kept
+        emit(env, doc)
+        return exit_for(result.findings)
+    if quiet:
+        health = run.health_after or run.health_before
+        render_device_header(result.device, result.chain, health, result.where, result.health_not_read)
+    if run.tests:
+        render_check(result.device, result.chain, run, result.findings, result.summary, show_commands=args.commands)
+        _save(args, env, doc, run)  # after the figures: a failing save cannot hide them
+    else:
+        for what in result.skipped:
+            if result.health_not_read and what == f"health: {result.health_not_read}":
+                continue  # the header said it
+            console().print(f"skipped {safe_text(what, markup=False)}", markup=False, highlight=False)
+        render_verdict(result.findings, result.summary)
+    _say_saved(doc)
+    return exit_for(result.findings)
+
+
+def run_bench(args: argparse.Namespace, env: Environment) -> int:
+    from disksleuth.present.bench_view import render_run
+    from disksleuth.present.check_view import render_verdict
+    from disksleuth.run.check import inspect
+
+    result, doc = _measure(args, env, inspect(args.target), "bench")
+    if args.json:
+        _save(args, env, doc, result.run)  # the document carries the run's id, or where it was kept
+        emit(env, doc)
+    else:
+        render_run(result.run, show_commands=args.commands)  # the figures first: a failing save cannot hide them
+        render_verdict(result.findings, result.summary)
+        _save(args, env, doc, result.run)
+        _say_saved(doc)
+    return exit_for(result.findings)  # the same contract as check: 1 when a finding is at warn or critical
+
+
+def _measure(args: argparse.Namespace, env: Environment, inspected: Any, kind: str) -> tuple[Any, dict[str, Any]]:
+    from disksleuth.doc.run import run_document
+    from disksleuth.run.check import measure
+
+    events = _events(args, env)
+    try:
+        result = measure(inspected, bench_options(args, env), events, kind=kind)
+    finally:
+        events.close()
+    doc = run_document(
+        result.run,
+        result.device,
+        result.chain,
+        result.findings,
+        result.summary,
+        health_not_read=result.health_not_read,
+        skipped=result.skipped,
+    )
+    return result, doc
+
+
+def _events(args: argparse.Namespace, env: Environment) -> Any:  # an Events implementation
+    from disksleuth.run.context import QuietEvents
+
+    if not env.progress_on_stderr:
+        return QuietEvents()
+    from disksleuth.present.bench_view import TtyEvents
+
+    return TtyEvents(no_color=args.no_color)
+
+
+def bench_options(args: argparse.Namespace, env: Environment) -> Any:
+    from disksleuth.run.bench import BenchOptions
+    from disksleuth.run.plan import DEFAULT_PRECISION_PCT
+    from disksleuth.units import parse_positive, parse_size
+
+    return BenchOptions(
+        profile=args.profile,
+        size_bytes=parse_size(args.size) if args.size else None,
+        engine=args.engine,
+        destructive=args.destructive,
+        yes=args.yes,
+        interactive=env.can_confirm,
+        precondition=getattr(args, "precondition", False),
+        fixed_time_s=parse_positive(args.time, "--time") if args.time else None,
+        max_time_s=parse_positive(args.max_time, "--max-time") if getattr(args, "max_time", None) else None,
+        recovery_idle_s=parse_positive(args.recovery, "--recovery") if getattr(args, "recovery", None) else None,
+        precision_pct=parse_positive(args.precision, "--precision") if args.precision else DEFAULT_PRECISION_PCT,
+        precision_asked=bool(args.precision),
+        repeat=_repeat_count(getattr(args, "repeat", None)),
+    )
+
+
+def _repeat_count(text: str | None) -> int:
+    from disksleuth.units import parse_positive
+
+    if text is None:
+        return 1
+    value = parse_positive(text, "--repeat")
+    if value != int(value) or value > 100:
+        raise UsageError(f"--repeat must be a whole number of passes from 1 to 100: {text!r}")
+    return int(value)
+
+
+def _save(args: argparse.Namespace, env: Environment, doc: dict[str, Any], run: Any) -> None:
+    """Store the run, or keep it in a file and say where in one warning line: never lose a measurement."""
+    if args.no_save:
+        return
+    from disksleuth.run.history import save_run
+
+    saved = save_run(doc, run, args.db, tags=args.tag or (), note=args.note, describe=plain)
+    if saved.error is None:
+        return
+    if saved.kept_in is None:
+        env.error_line(f"warning: the run was not saved ({saved.error}), nor kept ({saved.keep_error})")
+    else:
+        env.error_line(
+            f"warning: the run was not saved ({saved.error}); kept in {saved.kept_in}, "
+            f"add it later with: disksleuth import {saved.kept_in}"
+        )
+
+
+def _say_saved(doc: dict[str, Any]) -> None:
+    if doc["run"].get("id") is not None:
+        say(f"saved as run #{doc['run']['id']} (disksleuth show {doc['run']['id']}; disksleuth runs)")

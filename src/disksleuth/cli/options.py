@@ -1,0 +1,49 @@
+"""Options more than one command declares. Each command module declares its own beside its code."""
+
+from __future__ import annotations
+
+import argparse
+
+# Options that may also come before the command (`disksleuth --json list`). Defaults are SUPPRESS in
+# every parser so a subcommand's default never overwrites the value given before it; main() fills
+# the real defaults in afterwards.
+GLOBAL_DEFAULTS = {"json": False, "no_color": False, "db": None, "sysfs_root": None}
+JSON_HELP = "print one JSON document (schema disksleuth/1), errors included"
+NO_COLOR_HELP = "no colour (also: NO_COLOR=1 in the environment)"
+DB_HELP = (
+    "results store: a file path, sqlite:///PATH or postgresql://USER@HOST/DB "
+    "(default: $DISKSLEUTH_DB, else ~/.local/share/disksleuth/results.sqlite)"
+)
+SYSFS_HELP = "read sysfs from DIR or a capture .tar.gz, not /"
+
+
+def add_db(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", metavar="URL", default=argparse.SUPPRESS, help=DB_HELP)
+
+
+def add_sysfs_root(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sysfs-root", metavar="DIR", default=argparse.SUPPRESS, help=SYSFS_HELP)
+
+
+def add_measuring(p: argparse.ArgumentParser) -> None:
+    """check and bench: where the run is saved, how big and how long its tests are."""
+    add_db(p)
+    p.add_argument("--tag", action="append", metavar="TAG", help="label the saved run (repeatable)")
+    p.add_argument("--note", metavar="TEXT", help="a free-form note on the saved run")
+    p.add_argument("--no-save", action="store_true", help="do not save the run in the results store")
+    p.add_argument(
+        "--size",
+        metavar="SIZE",
+        help="scratch file size; on a device, test the first SIZE. 500MB is 500x10^6 bytes, 512MiB 512x2^20; "
+        "a bare 1G or 512M is binary, as in fio (1G = 1 GiB = 1,073,741,824 bytes)",
+    )
+    p.add_argument("--engine", metavar="E", help="fio ioengine (default: io_uring, else libaio, else psync)")
+    p.add_argument("--time", metavar="SECONDS", help="fixed length per test instead of stopping when sure")
+    p.add_argument(
+        "--precision",
+        metavar="PCT",
+        help="stop each test once its figure's 95%% confidence interval is within +-PCT%% (default 3)",
+    )
+    p.add_argument("--commands", action="store_true", help="print each test's fio command line")
+    p.add_argument("--destructive", action="store_true", help="allow write tests on a device or existing file")
+    p.add_argument("--yes", action="store_true", help="do not ask before destructive writes (needed without a TTY)")
