@@ -667,10 +667,10 @@ def _resolve_device_name(arg: str, sysfs_root: str) -> str:
     if name.startswith("mapper") or "/mapper/" in arg:
         real = os.path.realpath(arg)
         name = os.path.basename(real)
-    if os.path.isdir(fs.p("/sys/block", name)):
+    if fs.isdir(fs.p("/sys/block", name)):
         return name
     part = fs.realpath(fs.p("/sys/class/block", name))
-    if os.path.isfile(os.path.join(part, "partition")):
+    if fs.isfile(os.path.join(part, "partition")):
         return os.path.basename(os.path.dirname(part))
     raise DeviceNotFound(f"{arg}: no such block device" + ("" if sysfs_root == "/" else f" in {sysfs_root}"))
 

@@ -31,6 +31,7 @@ from disksleuth.probe.sysfs import (
     parse_sata_speed,
     parse_scheduler,
     parse_usb_speed,
+    refused_notes,
 )
 
 _USB_DEV_RE = re.compile(r"^\d+-\d+(?:\.\d+)*$")
@@ -73,13 +74,16 @@ def read_device(
     mounts = mounts if mounts is not None else read_mount_table(sysfs_root)
     loops = loops if loops is not None else read_loop_table(sysfs_root)
     notes = Notes()
+    refused_before = len(fs.refused)
     link = fs.p("/sys/block", name)
     block_dir = fs.realpath(link)
-    if not os.path.isdir(block_dir):
-        notes.add(f"/sys/block/{name} is a dangling link")
+    if not fs.isdir(block_dir):
+        if not fs.leaves_root(link):
+            notes.add(f"/sys/block/{name} is a dangling link")
+        refused_notes(fs, refused_before, notes)
         return Device(name=name, path=f"/dev/{name}", transport="unknown", notes=notes.as_tuple())
     rel_path = fs.rel(block_dir)
-    transport = detect_transport(name, rel_path, has_md=os.path.isdir(os.path.join(block_dir, "md")))
+    transport = detect_transport(name, rel_path, has_md=fs.isdir(os.path.join(block_dir, "md")))
 
     def attr(rel: str) -> str | None:
         return fs.read(os.path.join(block_dir, rel))
@@ -93,13 +97,15 @@ def read_device(
     partitions = tuple(
         _read_partition(fs, block_dir, part, name, mounts, loops)
         for part in fs.listdir(block_dir)
-        if os.path.isfile(os.path.join(block_dir, part, "partition"))
+        if fs.isfile(os.path.join(block_dir, part, "partition"))
     )
     dm_name = attr("dm/name")
     hops = read_hops(fs, block_dir, transport, name, notes, slaves=slaves, backing=backing)
     mountpoints = mounts.mountpoints_for(name, dev, dm_name)
     swap = mounts.is_swap(name, dm_name)
     backing_key = loops.keys.get(name)
+    fstype = _fstype(fs, mounts, mountpoints, dev, swap)
+    refused_notes(fs, refused_before, notes)
     return Device(
         name=name,
         path=f"/dev/{name}",
@@ -130,7 +136,7 @@ def read_device(
         hops=hops,
         notes=notes.as_tuple(),
         sysfs_path=rel_path,
-        fstype=_fstype(fs, mounts, mountpoints, dev, swap),
+        fstype=fstype,
     )
 
 
@@ -301,9 +307,9 @@ def _controller_paths(fs: Sysfs, block_dir: str, notes: Notes) -> list[str]:
         ctrls = [
             fs.realpath(os.path.join(subsys, entry))
             for entry in fs.listdir(subsys)
-            if _NVME_CTRL_RE.match(entry) and os.path.islink(os.path.join(subsys, entry))
+            if _NVME_CTRL_RE.match(entry) and fs.islink(os.path.join(subsys, entry))
         ]
-        live = [c for c in ctrls if os.path.isdir(c)]
+        live = [c for c in ctrls if fs.isdir(c)]
         if not live:
             notes.add("NVMe subsystem lists no reachable controller; link chain unknown")
         return live
@@ -349,7 +355,7 @@ def _sata_hop(fs: Sysfs, ancestors: list[str], names: list[str], notes: Notes) -
             for link in fs.listdir(anc):
                 if link.startswith("link"):
                     inner = os.path.join(anc, link, "ata_link", link)
-                    if os.path.isdir(inner):
+                    if fs.isdir(inner):
                         link_dirs.append((link, inner))
             if not link_dirs:
                 notes.add(f"{base}: no ata_link attributes found; SATA speed unknown")

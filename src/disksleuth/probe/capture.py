@@ -220,15 +220,19 @@ class _Bundle:
             parent = os.path.dirname(parent)
 
     def add(self, host_path: str) -> None:
-        """Add one file or symlink (not recursing); missing or unreadable ones are skipped."""
+        """Add one file or symlink (not recursing); missing or unreadable ones are skipped, and so is
+        everything that is, or is reached through, a link out of the root (noted in `refused`)."""
         arcname = self._arcname(host_path)
         if arcname in self.entries or arcname.startswith(".."):
             return
-        if os.path.islink(host_path):
+        if self.fs.islink(host_path):
+            linkname = self._linkname(host_path, arcname)
+            if linkname is None:
+                return
             info = tarfile.TarInfo(arcname)
             info.type = tarfile.SYMTYPE
-            info.linkname = os.readlink(host_path)
-        elif os.path.isfile(host_path):
+            info.linkname = linkname
+        elif self.fs.isfile(host_path):
             limit = MAX_PROC_BYTES if arcname.startswith("proc" + os.sep) else None
             raw = self.fs.read_bytes(host_path, limit) if limit else self.fs.read_bytes(host_path)
             if raw is None:
@@ -241,7 +245,7 @@ class _Bundle:
             info.size = len(raw)
             info.mode = 0o444
             self.data[arcname] = raw
-        elif os.path.isdir(host_path):
+        elif self.fs.isdir(host_path):
             info = tarfile.TarInfo(arcname)
             info.type = tarfile.DIRTYPE
             info.mode = 0o755
@@ -251,6 +255,21 @@ class _Bundle:
         self._add_dirs(arcname)
         self.entries[arcname] = info
 
+    def _linkname(self, host_path: str, arcname: str) -> str | None:
+        """The target to store for a link, relative as the kernel writes them; None for a link that
+        leads out of the root (an unpacked bundle could not hold it: _name_refusal)."""
+        target = self.fs.readlink(host_path)
+        if target is None or self.fs.leaves_root(host_path):
+            return None
+        if target.startswith("/"):  # a crafted tree's absolute link means the same path inside the root
+            target = posixpath.relpath(posixpath.normpath(target), "/" + posixpath.dirname(arcname))
+        # Textually too: `a/../../..` through a link `a` stays inside, yet a bundle may hold no such name.
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(arcname), target))
+        if joined == ".." or joined.startswith("../"):
+            self.fs.refused.append(f"/{arcname} -> {target}")
+            return None
+        return target
+
     def add_attrs(self, directory: str, names: Iterable[str]) -> None:
         for name in names:
             self.add(os.path.join(directory, name))
@@ -259,6 +278,14 @@ class _Bundle:
         self.add(directory)
         for entry in self.fs.listdir(directory):
             self.add(os.path.join(directory, entry))
+
+    def refused_links(self, most: int = 100) -> list[str]:
+        refused = sorted(set(self.fs.refused))[:most]
+        if self.keep_serials:
+            return refused
+        pairs = self.masker.variants()
+        masked = (self.masker.embedded(r.encode("utf-8", "surrogateescape"), pairs) for r in refused)
+        return [m.decode("utf-8", "replace") for m in masked]
 
     def mask_embedded(self) -> None:
         """Replace every serial learnt from serial-bearing files inside all contents, link targets
@@ -315,10 +342,10 @@ def _add_device_tree(bundle: _Bundle, fs: Sysfs, start: str) -> None:
                 bundle.add_attrs(inner, _ATA_LINK_ATTRS)
             elif re.match(r"^usb\d+$", entry):  # sibling root hubs of a USB host controller
                 bundle.add_attrs(sub, ("speed", "version", "idVendor", "idProduct"))
-            elif entry.startswith("hwmon") and os.path.isdir(sub):
+            elif entry.startswith("hwmon") and fs.isdir(sub):
                 bundle.add(os.path.join(sub, "name"))
                 bundle.add_attrs(sub, [f for f in fs.listdir(sub) if _HWMON_RE.match(f)])
-            elif entry == "hwmon" and os.path.isdir(sub):  # class dir layout: .../hwmon/hwmon3
+            elif entry == "hwmon" and fs.isdir(sub):  # class dir layout: .../hwmon/hwmon3
                 for hw in fs.listdir(sub):
                     hw_dir = os.path.join(sub, hw)
                     bundle.add(os.path.join(hw_dir, "name"))
@@ -340,7 +367,7 @@ def collect(sysfs_root: str = "/", keep_serials: bool = False) -> _Bundle:
         link = os.path.join(block, name)
         bundle.add(link)
         block_dir = fs.realpath(link)
-        if not os.path.isdir(block_dir):
+        if not fs.isdir(block_dir):
             continue
         bundle.add_attrs(block_dir, _BLOCK_ATTRS)
         _add_class_links(bundle, fs, name, fs.read(os.path.join(block_dir, "dev")))
@@ -348,7 +375,7 @@ def collect(sysfs_root: str = "/", keep_serials: bool = False) -> _Bundle:
         bundle.add_links_in(os.path.join(block_dir, "slaves"))
         for part in fs.listdir(block_dir):
             part_dir = os.path.join(block_dir, part)
-            if os.path.isfile(os.path.join(part_dir, "partition")):
+            if fs.isfile(os.path.join(part_dir, "partition")):
                 bundle.add_attrs(part_dir, _PART_ATTRS)
                 _add_class_links(bundle, fs, part, fs.read(os.path.join(part_dir, "dev")))
                 bundle.add_links_in(os.path.join(part_dir, "holders"))
@@ -365,7 +392,7 @@ def collect(sysfs_root: str = "/", keep_serials: bool = False) -> _Bundle:
         link = os.path.join(pci, bdf)
         bundle.add(link)
         target = fs.realpath(link)
-        if os.path.isdir(target) and BDF_RE.match(os.path.basename(target)):
+        if fs.isdir(target) and BDF_RE.match(os.path.basename(target)):
             _add_device_tree(bundle, fs, target)
     debug = fs.p("/sys/kernel/debug")
     for entry in fs.listdir(debug):
@@ -393,6 +420,8 @@ def write_capture(
         "machine": platform.machine(),
         "serials_masked": not keep_serials,
         "tools": versions or {},
+        # Links of a crafted tree that lead out of it: neither they nor anything through them was read.
+        "links_out_of_root_not_followed": bundle.refused_links(),
     }
     try:
         bundle.write(out_path, {"disksleuth-capture.json": json.dumps(meta, indent=2).encode()})
