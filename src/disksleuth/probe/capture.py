@@ -5,9 +5,11 @@ report a size of 4096 whatever they hold, so each file is read and added with it
 
 Unless --keep-serials, nothing that identifies one drive leaves the machine: every attribute that
 carries a serial number, WWN or namespace ID is masked wherever it sits, and every serial found is
-also replaced inside all other contents (an NVMe subsysnqn embeds the serial, a by-id mount source
-in mountinfo does too). Masks are keyed with a random per-capture secret, so a short serial
-cannot be recovered by hashing candidates, and the same serial gets the same mask within a bundle.
+also replaced inside all other contents (an NVMe subsysnqn embeds the serial). Device names that carry
+an id (by-id, by-uuid, UUID=, labels: _DISK_NAME_RE) are masked whole in every content, so a mount
+source is masked whether or not its drive is in the capture. Masks are keyed with a random
+per-capture secret, so a short serial cannot be recovered by hashing candidates, and the same serial
+gets the same mask within a bundle.
 """
 
 from __future__ import annotations
@@ -139,6 +141,16 @@ SERIAL_BEARING = frozenset(
         "unique_id",
     }
 )
+# Names that carry a drive's or a volume's identity, wherever a mount source or swap names a device,
+# whether or not that drive is in the capture. udev's persistent names (systemd
+# rules.d/60-persistent-storage.rules): by-id/<bus>-<model>_<serial>[-partN], wwn-0x<wwn>,
+# nvme-eui.<eui>, dm-uuid-..., by-uuid/<fs uuid>, by-partuuid/<partition uuid>, by-label and by-partlabel;
+# the same ids as mount(8) and fstab spell them (UUID=, PARTUUID=, LABEL=, PARTLABEL=); and
+# systemd-cryptsetup's default mapping name, luks-<LUKS uuid> (also in a dm device's dm/name).
+_DISK_NAME_RE = re.compile(rb"(/dev/disk/by-(?:id|uuid|partuuid|label|partlabel)/)([^\s/]+)")
+_BY_ID_PART_RE = re.compile(rb"-part\d+\Z")
+_ID_KEY_RE = re.compile(rb"(?<![A-Za-z_])((?:PART)?(?:UUID|LABEL)=)([^\s,]+)")
+_LUKS_NAME_RE = re.compile(rb"(luks-)([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})")
 # Shorter "serials" ("0", "N/A", "1234") are placeholders; replacing them inside other contents
 # would garble unrelated values.
 _MIN_EMBEDDED_SERIAL = 6
@@ -192,6 +204,25 @@ class _Masker:
             for form in (raw, raw.replace(b" ", b"_"), raw.hex().encode(), raw.hex().upper().encode()):
                 pairs[form] = mask
         return sorted(pairs.items(), key=lambda kv: -len(kv[0]))
+
+    def device_names(self, raw: bytes) -> bytes:
+        """Every identity-bearing device name (_DISK_NAME_RE and friends) with its id masked: a by-id
+        name keeps its bus ("nvme-", "wwn-") and partition ("-part1"), so one drive's partitions share
+        one mask, and the same id gets the same mask in every spelling (by-uuid/X, UUID=X)."""
+
+        def disk_name(m: re.Match[bytes]) -> bytes:
+            name = m.group(2)
+            if m.group(1).endswith(b"/by-id/"):
+                part = _BY_ID_PART_RE.search(name)
+                ident = name[: part.start()] if part else name
+                bus, dash, _ = ident.partition(b"-")
+                masked = self.tag(ident).encode()
+                return m.group(1) + (bus + b"-" if dash else b"") + masked + (part.group(0) if part else b"")
+            return m.group(1) + self.tag(name).encode()
+
+        raw = _DISK_NAME_RE.sub(disk_name, raw)
+        raw = _ID_KEY_RE.sub(lambda m: m.group(1) + self.tag(m.group(2)).encode(), raw)
+        return _LUKS_NAME_RE.sub(lambda m: m.group(1) + self.tag(m.group(2)).encode(), raw)
 
     def embedded(self, raw: bytes, pairs: list[tuple[bytes, bytes]]) -> bytes:
         for found, mask in pairs:
@@ -293,8 +324,6 @@ class _Bundle:
         if self.keep_serials:
             return
         pairs = self.masker.variants()
-        if not pairs:
-            return
         entries: dict[str, tarfile.TarInfo] = {}
         data: dict[str, bytes] = {}
         for arcname, info in self.entries.items():
@@ -307,7 +336,9 @@ class _Bundle:
                     info.linkname.encode("utf-8", "surrogateescape"), pairs
                 ).decode("utf-8", "surrogateescape")
             if arcname in self.data:
-                data[new_name] = self.masker.embedded(self.data[arcname], pairs)
+                # Whole device names first, so a by-id name is masked the same whether its drive is here.
+                raw = self.masker.device_names(self.data[arcname])
+                data[new_name] = self.masker.embedded(raw, pairs)
                 info.size = len(data[new_name])
             entries[new_name] = info
         self.entries, self.data = entries, data
