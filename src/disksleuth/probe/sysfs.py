@@ -86,7 +86,8 @@ class Sysfs:
     """
 
     def __init__(self, root: str = "/"):
-        self.root = os.path.abspath(root)
+        # abspath() keeps POSIX's "//", which is "/" on Linux.
+        self.root = "/" if os.path.abspath(root) == "//" else os.path.abspath(root)
         self.confined = self.root != "/"
         self.refused: list[str] = []  # "/sys/.../holders -> ../../../etc", as met (once per refused read)
 
