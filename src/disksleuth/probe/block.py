@@ -32,6 +32,7 @@ from disksleuth.probe.sysfs import (
     parse_sata_speed,
     parse_scheduler,
     parse_usb_speed,
+    refused_notes,
 )
 
 _USB_DEV_RE = re.compile(r"^\d+-\d+(?:\.\d+)*$")
@@ -74,13 +75,16 @@ def read_device(
     mounts = mounts if mounts is not None else read_mount_table(sysfs_root)
     loops = loops if loops is not None else read_loop_table(sysfs_root)
     notes = Notes()
+    refused_before = len(fs.refused)
     link = fs.p("/sys/block", name)
     block_dir = fs.realpath(link)
-    if not os.path.isdir(block_dir):
-        notes.add(f"/sys/block/{name} is a dangling link")
+    if not fs.isdir(block_dir):
+        if not fs.leaves_root(link):
+            notes.add(f"/sys/block/{name} is a dangling link")
+        refused_notes(fs, refused_before, notes)
         return Device(name=name, path=f"/dev/{name}", transport="unknown", notes=notes.as_tuple())
     rel_path = fs.rel(block_dir)
-    transport = detect_transport(name, rel_path, has_md=os.path.isdir(os.path.join(block_dir, "md")))
+    transport = detect_transport(name, rel_path, has_md=fs.isdir(os.path.join(block_dir, "md")))
 
     def attr(rel: str) -> str | None:
         return fs.read(os.path.join(block_dir, rel))
@@ -94,13 +98,15 @@ def read_device(
     partitions = tuple(
         _read_partition(fs, block_dir, part, name, mounts, loops)
         for part in fs.listdir(block_dir)
-        if os.path.isfile(os.path.join(block_dir, part, "partition"))
+        if fs.isfile(os.path.join(block_dir, part, "partition"))
     )
     dm_name = attr("dm/name")
     hops = read_hops(fs, block_dir, transport, name, notes, slaves=slaves, backing=backing)
     mountpoints = mounts.mountpoints_for(name, dev, dm_name)
     swap = mounts.is_swap(name, dm_name)
     backing_key = loops.keys.get(name)
+    fstype = _fstype(fs, mounts, mountpoints, dev, swap)
+    refused_notes(fs, refused_before, notes)
     return Device(
         name=name,
         path=f"/dev/{name}",
@@ -131,7 +137,7 @@ def read_device(
         hops=hops,
         notes=notes.as_tuple(),
         sysfs_path=rel_path,
-        fstype=_fstype(fs, mounts, mountpoints, dev, swap),
+        fstype=fstype,
     )
 
 
@@ -302,9 +308,9 @@ def _controller_paths(fs: Sysfs, block_dir: str, notes: Notes) -> list[str]:
         ctrls = [
             fs.realpath(os.path.join(subsys, entry))
             for entry in fs.listdir(subsys)
-            if _NVME_CTRL_RE.match(entry) and os.path.islink(os.path.join(subsys, entry))
+            if _NVME_CTRL_RE.match(entry) and fs.islink(os.path.join(subsys, entry))
         ]
-        live = [c for c in ctrls if os.path.isdir(c)]
+        live = [c for c in ctrls if fs.isdir(c)]
         if not live:
             notes.add("NVMe subsystem lists no reachable controller; link chain unknown")
         return live
@@ -350,7 +356,7 @@ def _sata_hop(fs: Sysfs, ancestors: list[str], names: list[str], notes: Notes) -
             for link in fs.listdir(anc):
                 if link.startswith("link"):
                     inner = os.path.join(anc, link, "ata_link", link)
-                    if os.path.isdir(inner):
+                    if fs.isdir(inner):
                         link_dirs.append((link, inner))
             if not link_dirs:
                 notes.add(f"{base}: no ata_link attributes found; SATA speed unknown")
@@ -529,10 +535,10 @@ def resolve_disk_name(arg: str, sysfs_root: str = "/") -> str:
     if name.startswith("mapper") or "/mapper/" in arg:
         real = os.path.realpath(arg)
         name = os.path.basename(real)
-    if os.path.isdir(fs.p("/sys/block", name)):
+    if fs.isdir(fs.p("/sys/block", name)):
         return name
     part = fs.realpath(fs.p("/sys/class/block", name))
-    if os.path.isfile(os.path.join(part, "partition")):
+    if fs.isfile(os.path.join(part, "partition")):
         return os.path.basename(os.path.dirname(part))
     raise DeviceNotFound(f"{arg}: no such block device" + ("" if sysfs_root == "/" else f" in {sysfs_root}"))
 

@@ -5,9 +5,11 @@ report a size of 4096 whatever they hold, so each file is read and added with it
 
 Unless --keep-serials, nothing that identifies one drive leaves the machine: every attribute that
 carries a serial number, WWN or namespace ID is masked wherever it sits, and every serial found is
-also replaced inside all other contents (an NVMe subsysnqn embeds the serial, a by-id mount source
-in mountinfo does too). Masks are keyed with a random per-capture secret, so a short serial
-cannot be recovered by hashing candidates, and the same serial gets the same mask within a bundle.
+also replaced inside all other contents (an NVMe subsysnqn embeds the serial). Device names that carry
+an id (by-id, by-uuid, UUID=, labels: _DISK_NAME_RE) are masked whole in every content, so a mount
+source is masked whether or not its drive is in the capture. Masks are keyed with a random
+per-capture secret, so a short serial cannot be recovered by hashing candidates, and the same serial
+gets the same mask within a bundle.
 """
 
 from __future__ import annotations
@@ -139,6 +141,16 @@ SERIAL_BEARING = frozenset(
         "unique_id",
     }
 )
+# Names that carry a drive's or a volume's identity, wherever a mount source or swap names a device,
+# whether or not that drive is in the capture. udev's persistent names (systemd
+# rules.d/60-persistent-storage.rules): by-id/<bus>-<model>_<serial>[-partN], wwn-0x<wwn>,
+# nvme-eui.<eui>, dm-uuid-..., by-uuid/<fs uuid>, by-partuuid/<partition uuid>, by-label and by-partlabel;
+# the same ids as mount(8) and fstab spell them (UUID=, PARTUUID=, LABEL=, PARTLABEL=); and
+# systemd-cryptsetup's default mapping name, luks-<LUKS uuid> (also in a dm device's dm/name).
+_DISK_NAME_RE = re.compile(rb"(/dev/disk/by-(?:id|uuid|partuuid|label|partlabel)/)([^\s/]+)")
+_BY_ID_PART_RE = re.compile(rb"-part\d+\Z")
+_ID_KEY_RE = re.compile(rb"(?<![A-Za-z_])((?:PART)?(?:UUID|LABEL)=)([^\s,]+)")
+_LUKS_NAME_RE = re.compile(rb"(luks-)([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})")
 # Shorter "serials" ("0", "N/A", "1234") are placeholders; replacing them inside other contents
 # would garble unrelated values.
 _MIN_EMBEDDED_SERIAL = 6
@@ -193,6 +205,25 @@ class _Masker:
                 pairs[form] = mask
         return sorted(pairs.items(), key=lambda kv: -len(kv[0]))
 
+    def device_names(self, raw: bytes) -> bytes:
+        """Every identity-bearing device name (_DISK_NAME_RE and friends) with its id masked: a by-id
+        name keeps its bus ("nvme-", "wwn-") and partition ("-part1"), so one drive's partitions share
+        one mask, and the same id gets the same mask in every spelling (by-uuid/X, UUID=X)."""
+
+        def disk_name(m: re.Match[bytes]) -> bytes:
+            name = m.group(2)
+            if m.group(1).endswith(b"/by-id/"):
+                part = _BY_ID_PART_RE.search(name)
+                ident = name[: part.start()] if part else name
+                bus, dash, _ = ident.partition(b"-")
+                masked = self.tag(ident).encode()
+                return m.group(1) + (bus + b"-" if dash else b"") + masked + (part.group(0) if part else b"")
+            return m.group(1) + self.tag(name).encode()
+
+        raw = _DISK_NAME_RE.sub(disk_name, raw)
+        raw = _ID_KEY_RE.sub(lambda m: m.group(1) + self.tag(m.group(2)).encode(), raw)
+        return _LUKS_NAME_RE.sub(lambda m: m.group(1) + self.tag(m.group(2)).encode(), raw)
+
     def embedded(self, raw: bytes, pairs: list[tuple[bytes, bytes]]) -> bytes:
         for found, mask in pairs:
             raw = raw.replace(found, mask)
@@ -220,15 +251,19 @@ class _Bundle:
             parent = os.path.dirname(parent)
 
     def add(self, host_path: str) -> None:
-        """Add one file or symlink (not recursing); missing or unreadable ones are skipped."""
+        """Add one file or symlink (not recursing); missing or unreadable ones are skipped, and so is
+        everything that is, or is reached through, a link out of the root (noted in `refused`)."""
         arcname = self._arcname(host_path)
         if arcname in self.entries or arcname.startswith(".."):
             return
-        if os.path.islink(host_path):
+        if self.fs.islink(host_path):
+            linkname = self._linkname(host_path, arcname)
+            if linkname is None:
+                return
             info = tarfile.TarInfo(arcname)
             info.type = tarfile.SYMTYPE
-            info.linkname = os.readlink(host_path)
-        elif os.path.isfile(host_path):
+            info.linkname = linkname
+        elif self.fs.isfile(host_path):
             limit = MAX_PROC_BYTES if arcname.startswith("proc" + os.sep) else None
             raw = self.fs.read_bytes(host_path, limit) if limit else self.fs.read_bytes(host_path)
             if raw is None:
@@ -241,7 +276,7 @@ class _Bundle:
             info.size = len(raw)
             info.mode = 0o444
             self.data[arcname] = raw
-        elif os.path.isdir(host_path):
+        elif self.fs.isdir(host_path):
             info = tarfile.TarInfo(arcname)
             info.type = tarfile.DIRTYPE
             info.mode = 0o755
@@ -250,6 +285,21 @@ class _Bundle:
         info.mtime = int(time.time())
         self._add_dirs(arcname)
         self.entries[arcname] = info
+
+    def _linkname(self, host_path: str, arcname: str) -> str | None:
+        """The target to store for a link, relative as the kernel writes them; None for a link that
+        leads out of the root (an unpacked bundle could not hold it: _name_refusal)."""
+        target = self.fs.readlink(host_path)
+        if target is None or self.fs.leaves_root(host_path):
+            return None
+        if target.startswith("/"):  # a crafted tree's absolute link means the same path inside the root
+            target = posixpath.relpath(posixpath.normpath(target), "/" + posixpath.dirname(arcname))
+        # Textually too: `a/../../..` through a link `a` stays inside, yet a bundle may hold no such name.
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(arcname), target))
+        if joined == ".." or joined.startswith("../"):
+            self.fs.refused.append(f"/{arcname} -> {target}")
+            return None
+        return target
 
     def add_attrs(self, directory: str, names: Iterable[str]) -> None:
         for name in names:
@@ -260,14 +310,20 @@ class _Bundle:
         for entry in self.fs.listdir(directory):
             self.add(os.path.join(directory, entry))
 
+    def refused_links(self, most: int = 100) -> list[str]:
+        refused = sorted(set(self.fs.refused))[:most]
+        if self.keep_serials:
+            return refused
+        pairs = self.masker.variants()
+        masked = (self.masker.embedded(r.encode("utf-8", "surrogateescape"), pairs) for r in refused)
+        return [m.decode("utf-8", "replace") for m in masked]
+
     def mask_embedded(self) -> None:
         """Replace every serial learnt from serial-bearing files inside all contents, link targets
         and names (a subsysnqn, a wwid fallback, a /dev/disk/by-id mount source)."""
         if self.keep_serials:
             return
         pairs = self.masker.variants()
-        if not pairs:
-            return
         entries: dict[str, tarfile.TarInfo] = {}
         data: dict[str, bytes] = {}
         for arcname, info in self.entries.items():
@@ -280,7 +336,9 @@ class _Bundle:
                     info.linkname.encode("utf-8", "surrogateescape"), pairs
                 ).decode("utf-8", "surrogateescape")
             if arcname in self.data:
-                data[new_name] = self.masker.embedded(self.data[arcname], pairs)
+                # Whole device names first, so a by-id name is masked the same whether its drive is here.
+                raw = self.masker.device_names(self.data[arcname])
+                data[new_name] = self.masker.embedded(raw, pairs)
                 info.size = len(data[new_name])
             entries[new_name] = info
         self.entries, self.data = entries, data
@@ -315,10 +373,10 @@ def _add_device_tree(bundle: _Bundle, fs: Sysfs, start: str) -> None:
                 bundle.add_attrs(inner, _ATA_LINK_ATTRS)
             elif re.match(r"^usb\d+$", entry):  # sibling root hubs of a USB host controller
                 bundle.add_attrs(sub, ("speed", "version", "idVendor", "idProduct"))
-            elif entry.startswith("hwmon") and os.path.isdir(sub):
+            elif entry.startswith("hwmon") and fs.isdir(sub):
                 bundle.add(os.path.join(sub, "name"))
                 bundle.add_attrs(sub, [f for f in fs.listdir(sub) if _HWMON_RE.match(f)])
-            elif entry == "hwmon" and os.path.isdir(sub):  # class dir layout: .../hwmon/hwmon3
+            elif entry == "hwmon" and fs.isdir(sub):  # class dir layout: .../hwmon/hwmon3
                 for hw in fs.listdir(sub):
                     hw_dir = os.path.join(sub, hw)
                     bundle.add(os.path.join(hw_dir, "name"))
@@ -340,7 +398,7 @@ def collect(sysfs_root: str = "/", keep_serials: bool = False) -> _Bundle:
         link = os.path.join(block, name)
         bundle.add(link)
         block_dir = fs.realpath(link)
-        if not os.path.isdir(block_dir):
+        if not fs.isdir(block_dir):
             continue
         bundle.add_attrs(block_dir, _BLOCK_ATTRS)
         _add_class_links(bundle, fs, name, fs.read(os.path.join(block_dir, "dev")))
@@ -348,7 +406,7 @@ def collect(sysfs_root: str = "/", keep_serials: bool = False) -> _Bundle:
         bundle.add_links_in(os.path.join(block_dir, "slaves"))
         for part in fs.listdir(block_dir):
             part_dir = os.path.join(block_dir, part)
-            if os.path.isfile(os.path.join(part_dir, "partition")):
+            if fs.isfile(os.path.join(part_dir, "partition")):
                 bundle.add_attrs(part_dir, _PART_ATTRS)
                 _add_class_links(bundle, fs, part, fs.read(os.path.join(part_dir, "dev")))
                 bundle.add_links_in(os.path.join(part_dir, "holders"))
@@ -365,7 +423,7 @@ def collect(sysfs_root: str = "/", keep_serials: bool = False) -> _Bundle:
         link = os.path.join(pci, bdf)
         bundle.add(link)
         target = fs.realpath(link)
-        if os.path.isdir(target) and BDF_RE.match(os.path.basename(target)):
+        if fs.isdir(target) and BDF_RE.match(os.path.basename(target)):
             _add_device_tree(bundle, fs, target)
     debug = fs.p("/sys/kernel/debug")
     for entry in fs.listdir(debug):
@@ -393,6 +451,8 @@ def write_capture(
         "machine": platform.machine(),
         "serials_masked": not keep_serials,
         "tools": versions or {},
+        # Links of a crafted tree that lead out of it: neither they nor anything through them was read.
+        "links_out_of_root_not_followed": bundle.refused_links(),
     }
     try:
         bundle.write(out_path, {"disksleuth-capture.json": json.dumps(meta, indent=2).encode()})

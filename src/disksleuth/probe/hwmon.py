@@ -7,35 +7,39 @@ the SCSI device): /sys/block/nvme0n1/device/hwmonN/temp1_input (device -> nvme0)
 
 from __future__ import annotations
 
-import glob
 import os
 import threading
 import time
 from collections.abc import Callable
 
-from disksleuth.probe.sysfs import Sysfs
+from disksleuth.probe.sysfs import MAX_ATTR_BYTES, Sysfs, read_regular_file
 
 
 def hwmon_temp_input(block_name: str, sysfs_root: str = "/") -> str | None:
     fs = Sysfs(sysfs_root)
     dev = fs.p("/sys/block", block_name, "device")
-    patterns = [
-        os.path.join(dev, "hwmon*", "temp1_input"),
-        os.path.join(dev, "hwmon", "hwmon*", "temp1_input"),
-        os.path.join(dev, "nvme*", "hwmon*", "temp1_input"),  # multipath head: device -> nvme-subsys
-    ]
-    for pattern in patterns:
-        found = sorted(glob.glob(pattern))
-        if found:
-            return found[0]
+    for homes in (
+        _named(fs, dev, "hwmon"),
+        _named(fs, os.path.join(dev, "hwmon"), "hwmon"),
+        # A multipath head: device -> nvme-subsysN, whose nvmeX controllers carry the hwmon.
+        [h for ctrl in _named(fs, dev, "nvme") for h in _named(fs, ctrl, "hwmon")],
+    ):
+        for home in homes:
+            temp = os.path.join(home, "temp1_input")
+            if fs.isfile(temp):
+                return fs.realpath(temp)  # links resolved inside the root, for read_temp_c
     return None
 
 
+def _named(fs: Sysfs, parent: str, prefix: str) -> list[str]:
+    return [os.path.join(parent, entry) for entry in fs.listdir(parent) if entry.startswith(prefix)]
+
+
 def read_temp_c(path: str) -> float | None:
+    raw = read_regular_file(path, MAX_ATTR_BYTES)  # bounded, and never blocks on a planted FIFO
     try:
-        with open(path) as fh:
-            return int(fh.read().strip()) / 1000.0
-    except (OSError, ValueError):
+        return int(raw.decode("ascii").strip()) / 1000.0 if raw is not None else None
+    except (UnicodeDecodeError, ValueError):
         return None
 
 

@@ -104,10 +104,9 @@ def _backing_key(name: str, path: str, fs: Sysfs) -> BackingKey | None:
         key = _status_key(name)
         if key is not None:
             return key
-    try:
-        return file_key(os.stat(fs.p(path)))
-    except OSError:
-        pass
+    st = fs.stat(fs.p(path))  # in a captured tree, the path inside it (never out of it)
+    if st is not None:
+        return file_key(st)
     # A captured tree holds no device nodes: a /dev/NAME backing is known by its sysfs `dev` attribute.
     if path.startswith("/dev/"):
         return block_key(fs.read(fs.p("/sys/class/block", os.path.basename(path), "dev")))
@@ -135,4 +134,4 @@ def block_name(key: BackingKey | None, sysfs_root: str = "/") -> str | None:
         return None
     fs = Sysfs(sysfs_root)
     real = fs.realpath(fs.p(f"/sys/dev/block/{key[1]}:{key[2]}"))
-    return os.path.basename(real) if os.path.isdir(real) else None
+    return os.path.basename(real) if fs.isdir(real) else None

@@ -30,14 +30,14 @@ def _fs_for_path(path: str, mounts: MountTable) -> tuple[str, str] | None:
 
 def _whole_disk(fs: Sysfs, name: str) -> str:
     real = fs.realpath(fs.p("/sys/class/block", name))
-    if os.path.isfile(os.path.join(real, "partition")):
+    if fs.isfile(os.path.join(real, "partition")):
         return os.path.basename(os.path.dirname(real))
     return name
 
 
 def _name_of_dev(fs: Sysfs, st_dev: int) -> str | None:
     real = fs.realpath(fs.p(f"/sys/dev/block/{os.major(st_dev)}:{os.minor(st_dev)}"))
-    return os.path.basename(real) if os.path.isdir(real) else None
+    return os.path.basename(real) if fs.isdir(real) else None
 
 
 def device_memory_backing(

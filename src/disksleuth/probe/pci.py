@@ -9,7 +9,7 @@ from dataclasses import replace
 from disksleuth.model.run import PciFunction
 from disksleuth.probe.block import pcie_hops, read_pci_fn
 from disksleuth.probe.pciids import pci_names
-from disksleuth.probe.sysfs import BDF_RE, Notes, Sysfs
+from disksleuth.probe.sysfs import BDF_RE, Notes, Sysfs, refused_notes
 
 
 def pci_role(path_bdfs_are_bridges: list[bool]) -> str:
@@ -49,9 +49,13 @@ def _read_functions(sysfs_root: str) -> list[PciFunction]:
     bus_dir = fs.p("/sys/bus/pci/devices")
     for bdf in fs.listdir(bus_dir):
         notes = Notes()
-        path = fs.realpath(os.path.join(bus_dir, bdf))
-        if not os.path.isdir(path):
-            notes.add(f"/sys/bus/pci/devices/{bdf} is a dangling link")
+        refused_before = len(fs.refused)
+        link = os.path.join(bus_dir, bdf)
+        path = fs.realpath(link)
+        if not fs.isdir(path):
+            if not fs.leaves_root(link):
+                notes.add(f"/sys/bus/pci/devices/{bdf} is a dangling link")
+            refused_notes(fs, refused_before, notes)
             out.append(
                 PciFunction(
                     bdf=bdf,
@@ -81,6 +85,9 @@ def _read_functions(sysfs_root: str) -> list[PciFunction]:
         if len(chain) > 1:
             pfn = read_pci_fn(fs, chain[1], Notes())
             parent, parent_max_speed, parent_max_width = pfn.bdf, pfn.max_speed, pfn.max_width
+        hops = tuple(pcie_hops(fs, chain, [os.path.basename(p) for p in chain], Notes()))
+        driver = fs.link_name(os.path.join(path, "driver"))
+        refused_notes(fs, refused_before, notes)
         out.append(
             PciFunction(
                 bdf=fn.bdf,
@@ -93,10 +100,10 @@ def _read_functions(sysfs_root: str) -> list[PciFunction]:
                 parent=parent,
                 parent_max_speed_gtps=parent_max_speed,
                 parent_max_width=parent_max_width,
-                driver=fs.link_name(os.path.join(path, "driver")),
+                driver=driver,
                 role=pci_role(bridges),
                 notes=notes.as_tuple(),
-                path=tuple(pcie_hops(fs, chain, [os.path.basename(p) for p in chain], Notes())),
+                path=hops,
             )
         )
     return out

@@ -3,15 +3,19 @@
 Every read returns None for a missing or unreadable attribute; malformed values are recorded as
 notes by the caller, never raised.
 
-A --sysfs-root may be hostile (a FIFO, a symlink to /dev/zero, a huge file): reads open only regular
-files, never block, and read a bounded amount. Value parsers run in linear time on any input.
+A --sysfs-root may be hostile (a FIFO, a symlink to /dev/zero, a huge file, a link out of the tree):
+every path is resolved inside the root, reads open only regular files, never block, and read a
+bounded amount. Value parsers run in linear time on any input.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import re
 import stat
+from collections.abc import Iterator
 
 BDF_RE = re.compile(r"^[0-9a-fA-F]{4,}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 
@@ -22,18 +26,20 @@ MAX_ATTR_BYTES = 64 * 1024
 MAX_PROC_BYTES = 16 * 1024 * 1024
 
 
-def read_regular_file(path: str, limit: int) -> bytes | None:
+def read_regular_file(path: str, limit: int, *, dir_fd: int | None = None, follow: bool = True) -> bytes | None:
     """The bytes of a regular file of at most `limit` bytes, else None; never blocks.
 
     stat() first so a FIFO or device node is never opened (opening some devices has side
     effects); O_NONBLOCK plus fstat() on the opened file close the race where the name is swapped
     for a FIFO or device between the two. sysfs and procfs files report a size of 4096 or 0
-    whatever they hold, so the size is checked by reading at most limit + 1 bytes.
+    whatever they hold, so the size is checked by reading at most limit + 1 bytes. With `dir_fd`,
+    `path` is a name in that directory; `follow=False` refuses a final name that is a link.
     """
+    nofollow = 0 if follow else os.O_NOFOLLOW
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
+        if not stat.S_ISREG(os.stat(path, dir_fd=dir_fd, follow_symlinks=follow).st_mode):
             return None
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | nofollow, dir_fd=dir_fd)
     except (OSError, ValueError):  # ValueError: a NUL byte in the path
         return None
     try:
@@ -54,9 +60,36 @@ def read_regular_file(path: str, limit: int) -> bytes | None:
         os.close(fd)
 
 
+# Linux follows at most 40 links in one lookup (include/linux/namei.h MAXSYMLINKS); a loop stops there too.
+MAX_LINKS = 40
+
+
+class LeavesRoot(Exception):
+    """A path, or a link on its way, leads out of the root."""
+
+
 class Sysfs:
+    """Reads under a root: "/" for the live system, or a directory standing in for it (--sysfs-root, an
+    unpacked capture).
+
+    A tree other than "/" may be hostile: a `holders -> ../../../../etc` link made every reader list
+    and read the host's files. So under such a root every path is resolved inside it, as
+    openat2(RESOLVE_IN_ROOT) would: one name at a time from a descriptor of the root, an absolute link
+    target taken relative to the root (the kernel's sysfs links are relative anyway), and a `..` that
+    would climb above the root refused, with every path through it. Each step holds a descriptor of a
+    real directory and opens the next name with O_NOFOLLOW, so a name swapped for a link meanwhile is
+    never followed unchecked. What was refused is kept in `refused`, for the readers' notes. Under "/"
+    the kernel resolves paths as it always did.
+
+    Every method takes a host path under the root (from p()) and never raises for a missing,
+    unreadable or refused path: it answers None, False or [] instead.
+    """
+
     def __init__(self, root: str = "/"):
-        self.root = os.path.abspath(root)
+        # abspath() keeps POSIX's "//", which is "/" on Linux.
+        self.root = "/" if os.path.abspath(root) == "//" else os.path.abspath(root)
+        self.confined = self.root != "/"
+        self.refused: list[str] = []  # "/sys/.../holders -> ../../../etc", as met (once per refused read)
 
     def p(self, *parts: str) -> str:
         """An absolute host path for a path given relative to the root (or as '/sys/...')."""
@@ -67,28 +100,166 @@ class Sysfs:
         relative = os.path.relpath(host_path, self.root)
         return "/" + relative if not relative.startswith("..") else host_path
 
+    # --- resolution inside the root -----------------------------------------------------------
+
+    def _refuse(self, what: str) -> LeavesRoot:
+        self.refused.append(what)
+        return LeavesRoot(what)
+
+    def _kernel_name(self, names: list[str]) -> str:
+        return "/" + "/".join(names)
+
+    def _walk(self, host_path: str, follow_last: bool) -> tuple[list[int], list[str], str]:
+        """Resolve `host_path` inside the root: (descriptors of the root and of each directory down to
+        the final name's parent, those directories' names, the final name: "." for the directory
+        itself). The final name exists and is no link unless follow_last is False. The caller closes
+        the descriptors. Raises OSError for a missing part or a link loop, LeavesRoot when refused."""
+        if host_path == self.root:
+            relative = ""
+        elif host_path.startswith(self.root + "/"):
+            relative = host_path[len(self.root) + 1 :]  # not normpath(): `link/..` is the link target's parent
+        else:
+            raise self._refuse(host_path)
+        pending = relative.split("/")
+        fds = [os.open(self.root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)]
+        names: list[str] = []
+        links = 0
+        via: str | None = None  # the last link followed, named when a `..` climbs out
+        try:
+            while pending:
+                part = pending.pop(0)
+                if part in ("", "."):
+                    continue
+                if part == "..":
+                    if not names:
+                        raise self._refuse(via or self.rel(host_path))
+                    os.close(fds.pop())
+                    names.pop()
+                    continue
+                if not pending and not follow_last:
+                    return fds, names, part
+                try:
+                    target = os.readlink(part, dir_fd=fds[-1])
+                except OSError as exc:
+                    if exc.errno != errno.EINVAL:  # EINVAL: there, and not a link
+                        raise
+                else:
+                    links += 1
+                    if links > MAX_LINKS:
+                        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), host_path)
+                    via = f"{self._kernel_name([*names, part])} -> {target}"
+                    if target.startswith("/"):  # taken from the root, as RESOLVE_IN_ROOT does
+                        while names:
+                            os.close(fds.pop())
+                            names.pop()
+                    pending[:0] = target.split("/")
+                    continue
+                if not pending:
+                    return fds, names, part
+                # O_NOFOLLOW: a name made a link since readlink() fails here (ENOTDIR), it is never followed.
+                flags = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+                fds.append(os.open(part, flags, dir_fd=fds[-1]))
+                names.append(part)
+            return fds, names, "."
+        except BaseException:
+            for fd in fds:
+                os.close(fd)
+            raise
+
+    @contextlib.contextmanager
+    def _at(self, host_path: str, follow_last: bool = True) -> Iterator[tuple[int | None, str]]:
+        """(dir_fd, name) for the os functions that take dir_fd: under "/" (None, the path itself);
+        under another root, the resolved parent directory's descriptor and the final name."""
+        if not self.confined:
+            yield None, host_path
+            return
+        fds, _, last = self._walk(host_path, follow_last)
+        try:
+            yield fds[-1], last
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def realpath(self, host_path: str) -> str:
+        """The host path with every link resolved (inside the root). A path that is missing, loops or
+        leads out of the root comes back as given, which every other method then finds missing too."""
+        if not self.confined:
+            return os.path.realpath(host_path)
+        try:
+            fds, names, last = self._walk(host_path, True)
+        except (OSError, ValueError, LeavesRoot):
+            return host_path
+        for fd in fds:
+            os.close(fd)
+        return os.path.join(self.root, *names, *([last] if last != "." else []))
+
+    def leaves_root(self, host_path: str) -> bool:
+        """Does the path, or a link on its way, lead out of the root? (A missing path does not.)"""
+        try:
+            with self._at(host_path):
+                return False
+        except LeavesRoot:
+            return True
+        except (OSError, ValueError):
+            return False
+
+    # --- reads --------------------------------------------------------------------------------
+
     def read(self, host_path: str, limit: int = MAX_ATTR_BYTES) -> str | None:
-        raw = read_regular_file(host_path, limit)
+        raw = self.read_bytes(host_path, limit)
         return raw.decode("utf-8", "replace").strip() if raw is not None else None
 
     def read_bytes(self, host_path: str, limit: int = MAX_ATTR_BYTES) -> bytes | None:
-        return read_regular_file(host_path, limit)
-
-    def link_name(self, host_path: str) -> str | None:
-        """Basename of a symlink's target (driver links); works on dangling links too."""
         try:
-            return os.path.basename(os.readlink(host_path))
-        except OSError:
+            with self._at(host_path) as (dir_fd, name):
+                return read_regular_file(name, limit, dir_fd=dir_fd, follow=not self.confined)
+        except (OSError, ValueError, LeavesRoot):
             return None
 
     def listdir(self, host_path: str) -> list[str]:
         try:
-            return sorted(os.listdir(host_path))
-        except OSError:
+            with self._at(host_path) as (dir_fd, name):
+                if dir_fd is None:
+                    return sorted(os.listdir(name))
+                fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+                try:
+                    return sorted(os.listdir(fd))
+                finally:
+                    os.close(fd)
+        except (OSError, ValueError, LeavesRoot):
             return []
 
-    def realpath(self, host_path: str) -> str:
-        return os.path.realpath(host_path)
+    def readlink(self, host_path: str) -> str | None:
+        """A link's target as written (not followed); None when the path is no link."""
+        try:
+            with self._at(host_path, follow_last=False) as (dir_fd, name):
+                return os.readlink(name, dir_fd=dir_fd)
+        except (OSError, ValueError, LeavesRoot):
+            return None
+
+    def link_name(self, host_path: str) -> str | None:
+        """Basename of a symlink's target (driver links); works on dangling links too."""
+        target = self.readlink(host_path)
+        return os.path.basename(target) if target is not None else None
+
+    def stat(self, host_path: str, follow_last: bool = True) -> os.stat_result | None:
+        try:
+            with self._at(host_path, follow_last) as (dir_fd, name):
+                return os.stat(name, dir_fd=dir_fd, follow_symlinks=follow_last and not self.confined)
+        except (OSError, ValueError, LeavesRoot):
+            return None
+
+    def isdir(self, host_path: str) -> bool:
+        st = self.stat(host_path)
+        return st is not None and stat.S_ISDIR(st.st_mode)
+
+    def isfile(self, host_path: str) -> bool:
+        st = self.stat(host_path)
+        return st is not None and stat.S_ISREG(st.st_mode)
+
+    def islink(self, host_path: str) -> bool:
+        st = self.stat(host_path, follow_last=False)
+        return st is not None and stat.S_ISLNK(st.st_mode)
 
 
 class Notes:
@@ -103,6 +274,13 @@ class Notes:
 
     def as_tuple(self) -> tuple[str, ...]:
         return tuple(self.items)
+
+
+def refused_notes(fs: Sysfs, since: int, notes: Notes) -> None:
+    """A note for each path out of the root that one reader met: fs.refused from index `since` on."""
+    for what in fs.refused[since:]:
+        shown = what if len(what) <= 300 else what[:300] + "..."
+        notes.add(f"{shown}: leads out of the --sysfs-root tree, not followed")
 
 
 # Decimal or hex counters in sysfs are at most 64-bit: 20 digits (or 0x + 16). A longer run of

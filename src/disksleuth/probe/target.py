@@ -59,13 +59,13 @@ LOOP_DEPTH = 8  # loop devices stacked deeper than this are not followed (the sa
 def _dev_name(major: int, minor: int, fs: Sysfs) -> str | None:
     link = fs.p(f"/sys/dev/block/{major}:{minor}")
     real = fs.realpath(link)
-    return os.path.basename(real) if os.path.isdir(real) else None
+    return os.path.basename(real) if fs.isdir(real) else None
 
 
 def _whole_disk(name: str, fs: Sysfs) -> tuple[str, bool]:
     """(whole-disk name, is_partition) for a block device name."""
     real = fs.realpath(fs.p("/sys/class/block", name))
-    if os.path.isfile(os.path.join(real, "partition")):
+    if fs.isfile(os.path.join(real, "partition")):
         return os.path.basename(os.path.dirname(real)), True
     return name, False
 
