@@ -21,9 +21,9 @@ from collections.abc import Iterator
 import pytest
 from conftest import HERE, SMARTCTL_FIXTURES, SYSFS
 
-from disksleuth import exporter
 from disksleuth.errors import ParseError
 from disksleuth.probe.smart_parse import parse_smartctl_json
+from disksleuth.run import exporter
 
 BADLY_SEATED = os.path.join(SYSFS, "scenario_badly_seated")  # 8 GT/s x2 where both ends do x4
 SAMPLE_RUN = os.path.join(HERE, "..", "benchmarks", "sample_run.json")

@@ -59,7 +59,9 @@ def _imports(modules: dict[str, str]) -> dict[str, set[str]]:
                 if node.level:  # relative: from . import x / from .y import z
                     anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                     base = ".".join([*anchor, base] if base else anchor)
-                names = [base, *(f"{base}.{a.name}" for a in node.names)]
+                submodules = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in modules]
+                # `from pkg import submodule` depends on the submodule, not on what pkg/__init__ defines
+                names = submodules if len(submodules) == len(node.names) else [base, *submodules]
             elif isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
             for name in names:

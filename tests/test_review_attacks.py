@@ -64,7 +64,7 @@ def test_textfile_race_never_touches_another_file(tmp_path) -> None:
     between the write and the chmod: the old code (chmod by name) made the secret world-readable."""
     import tempfile
 
-    from disksleuth import exporter
+    from disksleuth.run import exporter
 
     # Directly under /tmp: pytest's own tmp_path sits in a 0700 directory the attacker could not enter.
     shared = tempfile.mkdtemp(prefix="disksleuth-race-textfile-", dir="/tmp")
@@ -105,7 +105,7 @@ def test_textfile_target_that_is_a_directory_is_one_line(cli, tmp_path) -> None:
 def test_a_malformed_listen_address_never_means_every_address(listen) -> None:
     """The old parser read '[:0' as every address (0.0.0.0): a typo exposed the exporter."""
     from disksleuth.errors import UsageError
-    from disksleuth.exporter import parse_listen
+    from disksleuth.run.exporter import parse_listen
 
     with pytest.raises(UsageError, match="--listen"):
         parse_listen(listen)

@@ -74,7 +74,7 @@ def test_a_password_in_the_query_string_is_masked_by_a_real_server(cli, tmp_path
     assert res.code == 2 and "no_such_database" in res.err and res.err.count("\n") == 1, res.err
     _no_secret(res.err)
 
-    from disksleuth import exporter
+    from disksleuth.run import exporter
 
     snap = exporter.snapshot(os.path.join(SYSFS, "scenario_badly_seated"), None, REFUSED_URL, hostname="h")
     assert snap.bench_error and "password=***" in snap.bench_error

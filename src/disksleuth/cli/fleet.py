@@ -52,7 +52,7 @@ def register_fleet(add: AddCommand) -> None:
 
 
 def run_exporter(args: argparse.Namespace, env: Environment) -> int:
-    from disksleuth import exporter
+    from disksleuth.run import exporter
     from disksleuth.units import parse_positive
 
     root = sysfs_root(args, env)
@@ -68,9 +68,7 @@ def run_exporter(args: argparse.Namespace, env: Environment) -> int:
 
     if args.textfile:
         if cache is not None:
-            from disksleuth.probe.block import list_devices
-
-            cache.refresh(exporter.health_paths(list_devices(root)))
+            cache.refresh(exporter.device_health_paths(root))
         snap = take()
         path = exporter.write_textfile(args.textfile, snap)
         if args.json:
@@ -81,9 +79,7 @@ def run_exporter(args: argparse.Namespace, env: Environment) -> int:
 
     refresher = None
     if cache is not None:
-        from disksleuth.probe.block import list_devices
-
-        refresher = exporter.HealthRefresher(cache, lambda: exporter.health_paths(list_devices(root))).start()
+        refresher = exporter.HealthRefresher(cache, lambda: exporter.device_health_paths(root)).start()
 
     def ready(host: str, port: int) -> None:
         where = f"http://{'[' + host + ']' if ':' in host else host}:{port}/metrics"

@@ -18,8 +18,8 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from disksleuth import __version__
-from disksleuth.exporter import Snapshot
 from disksleuth.model import PcieHop, SataHop, UsbHop
+from disksleuth.model.exporter import Snapshot
 
 MB = 1e6
 # Stored latency figures are in microseconds; Prometheus wants seconds.

@@ -13,36 +13,19 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.health import health_findings
 from disksleuth.analysis.links import static_findings
 from disksleuth.analysis.verdicts import with_drive_sata_max
 from disksleuth.errors import DisksleuthError
-from disksleuth.model import Device, Finding, LinkChain
+from disksleuth.model import Device
+from disksleuth.model.exporter import DiskState, Snapshot
 from disksleuth.probe.block import list_devices
 
 # Virtual block devices have no SMART data; asking smartctl about them only costs time.
 NO_HEALTH_TRANSPORTS = frozenset({"loop", "zram", "md", "dm", "virtio", "unknown"})
 DEFAULT_HEALTH_MAX_AGE_S = 3600.0
-
-
-@dataclass(frozen=True)
-class DiskState:
-    device: Device
-    chain: LinkChain
-    findings: tuple[Finding, ...]
-    health: object | None  # model.run.Health; loaded lazily so a scrape without health stays light
-    health_read_at: float | None  # wall-clock seconds
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    disks: tuple[DiskState, ...]
-    bench: tuple[dict, ...]  # latest stored figures per device and test (store.latest.latest_tests)
-    bench_error: str | None
-    hostname: str
 
 
 class HealthCache:
@@ -235,3 +218,8 @@ class HealthRefresher:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+
+
+def device_health_paths(root: str) -> list[str]:
+    """The drives whose health the cache keeps, on this machine now."""
+    return health_paths(list_devices(root))

@@ -1,0 +1,24 @@
+"""What one exporter scrape sees: each disk with its chain, findings and cached health, and the stored figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from disksleuth.model import Device, Finding, LinkChain
+
+
+@dataclass(frozen=True)
+class DiskState:
+    device: Device
+    chain: LinkChain
+    findings: tuple[Finding, ...]
+    health: object | None  # model.run.Health; loaded lazily so a scrape without health stays light
+    health_read_at: float | None  # wall-clock seconds
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    disks: tuple[DiskState, ...]
+    bench: tuple[dict, ...]  # latest stored figures per device and test (store.latest.latest_tests)
+    bench_error: str | None
+    hostname: str
