@@ -174,7 +174,7 @@ def test_exporter_listen_documents_are_valid(tmp_path):
     import disksleuth
 
     src = os.path.dirname(os.path.dirname(disksleuth.__file__))  # the disksleuth under test, not another
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)}
     argv = [sys.executable, "-m", "disksleuth", "exporter", "--listen", "127.0.0.1:0", "--no-health", "--no-bench"]
     proc = subprocess.Popen(
         [*argv, "--sysfs-root", TREE, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
