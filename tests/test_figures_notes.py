@@ -13,7 +13,7 @@ from conftest import FIO_FIXTURES, result_with_series
 from disksleuth.analysis.compare import compare, format_change
 from disksleuth.analysis.results import result_from_fio
 from disksleuth.analysis.steady import annotate
-from disksleuth.present.compare_view import to_dict
+from disksleuth.doc.compare import compare_to_dict as to_dict
 from disksleuth.probe.fio_parse import aggregate, parse_fio_json
 from disksleuth.profiles import JobPlan, TestSpec
 
