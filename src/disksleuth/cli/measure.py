@@ -47,11 +47,12 @@ def run_check(args: argparse.Namespace, env: Environment) -> int:
     from disksleuth.present.text import console, safe_text
     from disksleuth.run.check import inspect
 
+    opts = bench_options(args, env)  # bad options are one line before anything is inspected
     inspected = inspect(args.target or os.getcwd())
     quiet = args.json or not env.stdout_isatty
     if not quiet:  # on a terminal, show what is being checked before the benchmark starts
         render_device_header(inspected.device, inspected.chain, None, inspected.where, inspected.health_not_read)
-    result, doc = _measure(args, env, inspected, "check")
+    result, doc = _measure(args, env, inspected, opts, "check")
     run = result.run
     if args.json:
         # A check that measured nothing (no fio) is not a run worth keeping in the history.
@@ -80,7 +81,8 @@ def run_bench(args: argparse.Namespace, env: Environment) -> int:
     from disksleuth.present.check_view import render_verdict
     from disksleuth.run.check import inspect
 
-    result, doc = _measure(args, env, inspect(args.target), "bench")
+    opts = bench_options(args, env)  # bad options are one line before anything is inspected
+    result, doc = _measure(args, env, inspect(args.target), opts, "bench")
     if args.json:
         _save(args, env, doc, result.run)  # the document carries the run's id, or where it was kept
         emit(env, doc)
@@ -92,13 +94,15 @@ def run_bench(args: argparse.Namespace, env: Environment) -> int:
     return exit_for(result.findings)  # the same contract as check: 1 when a finding is at warn or critical
 
 
-def _measure(args: argparse.Namespace, env: Environment, inspected: Any, kind: str) -> tuple[Any, dict[str, Any]]:
+def _measure(
+    args: argparse.Namespace, env: Environment, inspected: Any, opts: Any, kind: str
+) -> tuple[Any, dict[str, Any]]:
     from disksleuth.doc.run import run_document
     from disksleuth.run.check import measure
 
     events = _events(args, env)
     try:
-        result = measure(inspected, bench_options(args, env), events, kind=kind)
+        result = measure(inspected, opts, events, kind=kind)
     finally:
         events.close()
     doc = run_document(
