@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -75,11 +75,22 @@ def delete_runs(db: str | None, ids_text: Sequence[str]) -> list[int]:
 
 
 def prune_runs(
-    db: str | None, *, older_than: str | None, tag: str | None, host: str | None, dry_run: bool
+    db: str | None,
+    *,
+    older_than: str | None,
+    tag: str | None,
+    host: str | None,
+    dry_run: bool,
+    agree: Callable[[list[tuple[int, str]]], list[int]] | None = None,
 ) -> list[int]:
+    """Delete the runs that match. `agree` (unless a dry run) is shown what would go, (id, started_at) oldest
+    first, and returns the ids it agrees to delete; only those that still match are deleted."""
     older = parse_age_s(older_than) if older_than else None
     with Store(db, create=False) as store:
-        return store.prune(older_than_s=older, tag=tag, host=host, dry_run=dry_run)
+        agreed = None
+        if agree is not None and not dry_run:
+            agreed = agree(store.prunable(older_than_s=older, tag=tag, host=host))
+        return store.prune(older_than_s=older, tag=tag, host=host, dry_run=dry_run, within=agreed)
 
 
 def load_runs(db: str | None, ids_text: Sequence[str], *, with_series: bool = True) -> list[dict[str, Any]]:

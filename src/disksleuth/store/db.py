@@ -593,30 +593,55 @@ class Store:
         host: str | None = None,
         dry_run: bool = False,
         now: float | None = None,
+        within: Sequence[int] | None = None,
     ) -> list[int]:
         """Delete the runs that match every criterion given (at least one is needed): started more than
-        `older_than_s` ago, carrying `tag`, recorded on `host`. Returns their ids."""
+        `older_than_s` ago, carrying `tag`, recorded on `host`; with `within`, only those of these ids (the
+        ones a person was shown and agreed to). Returns their ids."""
+        with self._errors("write to"), self._writing() as conn:
+            ids = [run_id for run_id, _started in self._prunable(conn, older_than_s, tag, host, now)]
+            if within is not None:
+                agreed = set(within)
+                ids = [i for i in ids if i in agreed]
+            if not dry_run:
+                _delete_runs(conn, ids)
+        return sorted(ids)
+
+    def prunable(
+        self,
+        older_than_s: float | None = None,
+        tag: str | None = None,
+        host: str | None = None,
+        now: float | None = None,
+    ) -> list[tuple[int, str]]:
+        """(id, started_at) of the runs prune() would delete, oldest first; nothing is deleted."""
+        with self._errors("read"), self.engine.connect() as conn:
+            return self._prunable(conn, older_than_s, tag, host, now)
+
+    @staticmethod
+    def _prunable(
+        conn: Connection, older_than_s: float | None, tag: str | None, host: str | None, now: float | None
+    ) -> list[tuple[int, str]]:
         if older_than_s is None and not tag and not host:
             raise UsageError("runs prune needs --older-than, --tag or --host (it never deletes everything)")
         import time
         from datetime import datetime
 
         cutoff = (now if now is not None else time.time()) - older_than_s if older_than_s is not None else None
-        with self._errors("write to"), self._writing() as conn:
-            q = sa.select(RUNS.c.id, RUNS.c.started_at).where(_filters(tag=tag, host=host))
-            ids = []
-            for run_id, started_at in conn.execute(q):
+        found = []
+        for run_id, started_at in conn.execute(
+            sa.select(RUNS.c.id, RUNS.c.started_at).where(_filters(tag=tag, host=host))
+        ):
+            try:
+                started = datetime.fromisoformat(started_at).timestamp()
+            except (TypeError, ValueError, OverflowError):
                 if cutoff is not None:
-                    try:
-                        started = datetime.fromisoformat(started_at).timestamp()
-                    except (TypeError, ValueError, OverflowError):
-                        continue  # no readable start time: never pruned by age
-                    if started >= cutoff:
-                        continue
-                ids.append(int(run_id))
-            if not dry_run:
-                _delete_runs(conn, ids)
-        return sorted(ids)
+                    continue  # no readable start time: never pruned by age
+                started = math.inf
+            if cutoff is not None and started >= cutoff:
+                continue
+            found.append((started, int(run_id), started_at))
+        return [(run_id, started_at) for _t, run_id, started_at in sorted(found)]
 
     def _insert(self, conn: Connection, doc: dict[str, Any], tags: Sequence[str], note: str | None) -> int:
         run = doc["run"]
@@ -884,12 +909,13 @@ def _filters(
 ) -> sa.ColumnElement[bool]:
     cond = []
     if device:
-        like = f"%{device}%"
+        # The text is matched as it is: LIKE's % and _ (and the escape character) escaped, so `--device %`
+        # is a device named "%", not every run.
         cond.append(
             sa.or_(
                 RUNS.c.device_name == device.removeprefix("/dev/"),
-                RUNS.c.device_model.like(like),
-                RUNS.c.target.like(like),
+                RUNS.c.device_model.contains(device, autoescape=True),
+                RUNS.c.target.contains(device, autoescape=True),
             )
         )
     if tag:
@@ -1065,17 +1091,36 @@ def keep_unsaved(doc: dict[str, Any], tags: Sequence[str], note: str | None) -> 
     raise StoreError("cannot keep the run in a file either (" + "; ".join(problems) + ")")
 
 
-_AGE_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_DAY_S = 86400
+# Only units nobody misreads: `m` is minutes to some and months to others (`--older-than 6m` deleted
+# everything older than six minutes from someone who meant six months), so it is refused.
+_AGE_UNITS = {
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), 1),
+    **dict.fromkeys(("min", "mins", "minute", "minutes"), 60),
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), 3600),
+    **dict.fromkeys(("d", "day", "days"), _DAY_S),
+    **dict.fromkeys(("w", "wk", "wks", "week", "weeks"), 7 * _DAY_S),
+    **dict.fromkeys(("mo", "mon", "mons", "month", "months"), 30 * _DAY_S),
+    **dict.fromkeys(("y", "yr", "yrs", "year", "years"), 365 * _DAY_S),
+}
 
 
 def parse_age_s(text: str) -> float:
-    """'30d', '12h', '2w', '90min' -> seconds (a bare number is days)."""
+    """'30d', '12h', '2w', '90min', '6mo', '1y', '3 days' -> seconds (a bare number is days; a month is 30
+    days, a year 365)."""
     import re
 
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(s|min|m|h|d|w)?\s*", text or "")
+    shown = text if len(text or "") <= 40 else text[:37] + "..."
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text or "")
     if not m:
-        raise UsageError(f"--older-than {text!r}: give an age such as 30d, 12h, 2w or 90min")
-    value = float(m.group(1)) * _AGE_UNITS[m.group(2) or "d"]
+        raise UsageError(f"--older-than {shown!r}: give an age such as 30d, 12h, 2w, 90min, 6mo or 1y")
+    unit = m.group(2).lower()
+    if unit == "m":
+        number = m.group(1)
+        raise UsageError(f"--older-than {shown!r}: m could be minutes or months; write {number}min or {number}mo")
+    if unit and unit not in _AGE_UNITS:
+        raise UsageError(f"--older-than {shown!r}: unknown unit {m.group(2)!r}; use min, h, d, w, mo or y")
+    value = float(m.group(1)) * _AGE_UNITS[unit or "d"]
     if not math.isfinite(value):
-        raise UsageError(f"--older-than {text!r}: too large")
+        raise UsageError(f"--older-than {shown!r}: too large")
     return value
