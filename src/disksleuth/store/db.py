@@ -650,7 +650,7 @@ class Store:
         run_id = conn.execute(
             RUNS.insert().values(
                 uuid=run.get("uuid") or str(uuid_mod.uuid4()),
-                kind=run.get("kind", "bench"),
+                kind=run.get("kind") or "bench",  # null reads as the default, as legacy_uuid reads it
                 started_at=run["started_at"],
                 finished_at=run.get("finished_at"),
                 target=run["target"],
@@ -992,26 +992,60 @@ def parse_run_ids(values: Sequence[str]) -> list[int]:
 
 
 MAX_EXPORT_BYTES = 256 << 20
+# What the decoded values of an export may take in memory, per byte of the file (plus a floor, so a
+# small file is never refused for it). A real export takes 2x (as `export` indents it) to 3.6x (compact):
+# series points are small dicts of floats. `{}` or a unique key took 25x with json.loads.
+EXPORT_VALUES_PER_BYTE = 5
+EXPORT_VALUES_FLOOR_BYTES = 64 << 20
+_EXPORT_ENVELOPE_DEPTH = 2  # the bundle and its runs list, above each run document
 
 
-def read_export(text: str, name: str = "export") -> list[dict[str, Any]]:
+def read_export(text: str | bytes, name: str = "export") -> list[dict[str, Any]]:
     """Run documents from an `export` file, checked deeply before anything is written: what passes
     renders in show, compare and report. Anything else is a ParseError with one line."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    bundle = _decode_export(data, name)
+    del data, text  # the caller's bytes are the caller's; read_export_file keeps none
+    return _export_docs(bundle, name)
+
+
+def _decode_export(data: bytes, name: str) -> Any:
+    """The export's JSON, decoded within a memory budget (store.boundedjson): a file whose values would
+    take far more memory than any export's is refused as soon as that is clear, not after."""
+    from disksleuth.doc import SCHEMA
+    from disksleuth.doc.validate import MAX_DEPTH
+    from disksleuth.errors import ParseError
+    from disksleuth.store import boundedjson
+
+    not_export = f"{name}: not a disksleuth export (expected schema {SCHEMA} and a runs list)"
+    start = boundedjson.skip_ws(data, 0)
+    if data[start : start + 1] == b"[":
+        raise ParseError(not_export)  # a list is never an export: refused before decoding any of it
+    budget = max(EXPORT_VALUES_FLOOR_BYTES, EXPORT_VALUES_PER_BYTE * len(data))
+    try:
+        return boundedjson.loads(data, budget, MAX_DEPTH + _EXPORT_ENVELOPE_DEPTH)
+    except boundedjson.JsonError as exc:
+        raise ParseError(f"{name}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    except boundedjson.Constant as exc:
+        raise ParseError(f"{name}: not JSON ({exc.word} is not a number JSON allows)") from None
+    except boundedjson.NotUtf8:
+        raise ParseError(f"{name}: not UTF-8 text, not a disksleuth export") from None
+    except boundedjson.TooDeep:
+        raise ParseError(f"{name}: nested too deeply to be a disksleuth export") from None
+    except boundedjson.OverBudget:
+        raise ParseError(
+            f"{name}: not a disksleuth export (its values would take over {budget >> 20} MiB of memory, "
+            f"more than {EXPORT_VALUES_PER_BYTE} times its size)"
+        ) from None
+    except ValueError as exc:  # an integer past Python's 4,300-digit conversion limit
+        raise ParseError(f"{name}: not a disksleuth export ({_first_line(exc)[:80]})") from None
+
+
+def _export_docs(bundle: Any, name: str) -> list[dict[str, Any]]:
     from disksleuth.doc import SCHEMA
     from disksleuth.doc.validate import check_run_doc
     from disksleuth.errors import ParseError
 
-    def no_constants(word: str) -> None:
-        raise ParseError(f"{name}: not JSON ({word} is not a number JSON allows)")
-
-    try:
-        bundle = json.loads(text, parse_constant=no_constants)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"{name}: not JSON ({exc.msg} at line {exc.lineno})") from None
-    except RecursionError:
-        raise ParseError(f"{name}: nested too deeply to be a disksleuth export") from None
-    except ValueError as exc:  # an integer past Python's 4,300-digit conversion limit
-        raise ParseError(f"{name}: not a disksleuth export ({_first_line(exc)[:80]})") from None
     if not isinstance(bundle, dict) or bundle.get("schema") != SCHEMA or not isinstance(bundle.get("runs"), list):
         raise ParseError(f"{name}: not a disksleuth export (expected schema {SCHEMA} and a runs list)")
     docs = bundle["runs"]
@@ -1039,15 +1073,12 @@ def _clip(text: str, limit: int = 200) -> str:
 
 
 def read_export_file(path: str) -> list[dict[str, Any]]:
-    from disksleuth.errors import ParseError
     from disksleuth.infile import read_user_file
 
     data = read_user_file(path, MAX_EXPORT_BYTES, "a disksleuth export")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ParseError(f"{path}: not UTF-8 text, not a disksleuth export") from None
-    return read_export(text, path)
+    bundle = _decode_export(data, path)
+    del data  # the file's bytes are not needed beside its values
+    return _export_docs(bundle, path)
 
 
 def export_bundle(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -1057,8 +1088,20 @@ def export_bundle(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def write_export(path: str, docs: Sequence[dict[str, Any]]) -> None:
+    """An export file that `import` reads back whole: each run meets the bounds import applies (the same
+    check_run_doc), or nothing is written and the run is named."""
+    from disksleuth.doc.validate import check_run_doc
+    from disksleuth.errors import ParseError
     from disksleuth.outfile import write_private_text
 
+    for doc in docs:
+        try:
+            check_run_doc(doc, "run")
+        except ParseError as exc:
+            shown = doc.get("run", {}).get("id")
+            raise UsageError(
+                f"run {shown} cannot be exported: import would refuse it ({_clip(str(exc))}); nothing written"
+            ) from None
     write_private_text(path, json.dumps(export_bundle(docs), indent=1))
 
 
