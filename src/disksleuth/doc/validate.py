@@ -317,6 +317,7 @@ def _check_device(device: Any, cls: type, path: str, depth: int) -> None:
     if device.get("partitions") is not None and not isinstance(device["partitions"], list):
         _fail(f"{path}.partitions", "expected a list")
     _opt(device.get("serial_sha256"), (str,), f"{path}.serial_sha256", "a string")
+    _opt(device.get("serial_id"), (str,), f"{path}.serial_id", "a string")
     link = device.get("link")
     if link is None:
         return

@@ -62,7 +62,7 @@ class RunsPage:
 def list_runs(db: str | None, *, device: str | None, tag: str | None, host: str | None, limit: int) -> RunsPage:
     if limit < 0:
         raise UsageError(f"--limit {limit}: give 0 (all runs) or more")
-    with Store(db, create=False) as store:
+    with Store(db, create=False, read_only=True) as store:
         rows, total = store.list_runs(device=device, tag=tag, host=host, limit=limit or None)
         stored = store.count() if not rows else total
     return RunsPage(rows, total, stored)
@@ -95,7 +95,7 @@ def prune_runs(
 
 def load_runs(db: str | None, ids_text: Sequence[str], *, with_series: bool = True) -> list[dict[str, Any]]:
     ids = parse_run_ids(ids_text)
-    with Store(db, create=False) as store:
+    with Store(db, create=False, read_only=True) as store:
         return [with_sustained(store.load(i, with_series=with_series)) for i in ids]
 
 

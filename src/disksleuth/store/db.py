@@ -8,19 +8,21 @@ so a run killed half-way never leaves a trace, and never harms earlier runs (SQL
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import math
 import os
+import sqlite3
 import stat
 import urllib.parse
 import uuid as uuid_mod
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from disksleuth import serials
 from disksleuth.errors import EnvironmentProblem, UsageError
 
 # --- schema, version by version ----------------------------------------------------------------
@@ -171,7 +173,31 @@ def _v3(conn: Connection) -> None:
     conn.execute(sa.text("CREATE INDEX ix_runs_hostname ON runs (hostname)"))
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_v1, _v2, _v3]
+def _v4(conn: Connection) -> None:
+    """Serial hashes become keyed ids (serials.py). The key, DISKSLEUTH_SERIAL_KEY if set else a new random
+    one, is kept in the store, so every host sharing it gives a drive the same id; the plain SHA-256 each
+    run kept is signed with it, which is exactly the id the same serial gets from now on. A serial that an
+    imported run carried in the clear inside its health is dropped."""
+    conn.execute(sa.text("CREATE TABLE meta (name VARCHAR(64) PRIMARY KEY, value TEXT NOT NULL)"))
+    key = serials.key_from_env() or serials.new_key()
+    conn.execute(sa.text("INSERT INTO meta (name, value) VALUES (:n, :v)"), {"n": SERIAL_KEY_NAME, "v": key.hex()})
+    rows = conn.execute(
+        sa.text("SELECT id, device_serial_sha256 FROM runs WHERE device_serial_sha256 IS NOT NULL")
+    ).fetchall()
+    if rows:
+        conn.execute(
+            sa.text("UPDATE runs SET device_serial_sha256 = :v WHERE id = :i"),
+            [{"v": serials.id_from_plain_digest(digest, key), "i": run_id} for run_id, digest in rows],
+        )
+    pattern = '%"serial"%'
+    for run_id, health_json in conn.execute(
+        sa.text("SELECT id, health_json FROM runs WHERE health_json LIKE :p"), {"p": pattern}
+    ).fetchall():
+        health = _without_health_serials(_unj(health_json))
+        conn.execute(sa.text("UPDATE runs SET health_json = :h WHERE id = :i"), {"h": _j(health), "i": run_id})
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_v1, _v2, _v3, _v4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # The current schema, for queries (matches the migrations above).
@@ -198,7 +224,7 @@ RUNS = sa.Table(
             "device_model",
             "device_firmware",
             "device_capacity_bytes",
-            "device_serial_sha256",
+            "device_serial_sha256",  # the name from schema 1; keyed ids (serials.py) since schema 4
             "device_transport",
             "size_bytes",
             "summary",
@@ -253,6 +279,10 @@ TAGS = sa.Table("tags", _md, sa.Column("run_id"), sa.Column("tag"))
 SERIES = sa.Table(
     "series", _md, *[sa.Column(n) for n in ("test_row_id", "t_s", "read_mbps", "write_mbps", "iops", "temperature_c")]
 )
+META = sa.Table("meta", _md, sa.Column("name"), sa.Column("value"))
+SERIAL_KEY_NAME = "serial_key"
+# The oldest schema read-only commands can read as it is, when the store cannot be written to upgrade it.
+READABLE_SCHEMA = 3
 
 
 def default_url() -> str:
@@ -394,12 +424,36 @@ BUSY_TIMEOUT_MS = 5000
 _FIRST_RUN = "`disksleuth check` or `disksleuth bench` saves the first run"
 
 
-def _engine(url: str, create: bool) -> Engine:
+def _engine(url: str, create: bool, read_only: bool = False) -> Engine:
     try:
         parsed = sa.engine.make_url(url)
+        backend = parsed.get_backend_name()
+    except (sa.exc.ArgumentError, ValueError) as exc:
+        raise UsageError(f"--db {redact_url(url)}: not a database URL disksleuth can use ({SUPPORTED})") from exc
+    kwargs: dict[str, Any] = {}
+    if backend == "postgresql":
         # An unreachable server is one line after 10 s, not a hang of minutes (libpq waits forever by default).
-        connect_args = {"connect_timeout": 10} if parsed.get_backend_name() == "postgresql" else {}
-        engine = sa.create_engine(parsed, connect_args=connect_args)
+        connect_args: dict[str, Any] = {"connect_timeout": 10}
+        if read_only:  # the server itself refuses any write of a read-only command
+            connect_args["options"] = "-c default_transaction_read_only=on"
+        kwargs["connect_args"] = connect_args
+    elif backend == "sqlite":
+        if (parsed.database or "").startswith("file:"):
+            # A SQLite URI could name any file or device with any open mode; the checks below need a plain path.
+            raise UsageError(f"--db {redact_url(url)}: give the store as a plain path, not a SQLite file: URI")
+        path = _sqlite_path(parsed)
+        query_only = read_only
+        if path:
+            _check_sqlite_file(path, create and not read_only)
+            if not read_only and not _writable(path):
+                # SQLite would only say "unable to open database file" (WAL needs its -shm beside the file).
+                raise StoreError(f"cannot write to the results store {path}: it is read-only here")
+            if read_only and not _writable(path):
+                uri = _read_only_uri(path)
+                kwargs["creator"] = lambda: sqlite3.connect(uri, uri=True, check_same_thread=False)
+                kwargs["poolclass"] = sa.pool.NullPool
+    try:
+        engine = sa.create_engine(parsed, **kwargs)
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ValueError) as exc:
         raise UsageError(f"--db {redact_url(url)}: not a database URL disksleuth can use ({SUPPORTED})") from exc
     except ImportError as exc:
@@ -407,23 +461,6 @@ def _engine(url: str, create: bool) -> Engine:
             f"--db {redact_url(url)}: the database driver is missing ({exc.name}); pip install 'disksleuth[postgres]'"
         ) from exc
     if engine.dialect.name == "sqlite":
-        if (parsed.database or "").startswith("file:"):
-            # A SQLite URI could name any file or device with any open mode; the checks below need a plain path.
-            raise UsageError(f"--db {redact_url(url)}: give the store as a plain path, not a SQLite file: URI")
-        path = _sqlite_path(parsed)
-        if path:
-            if not os.path.exists(path):
-                if not create:
-                    raise StoreMissing(f"no results store at {path} yet; {_FIRST_RUN}")
-                try:
-                    _create_private(path)
-                except OSError as exc:
-                    raise StoreError(f"cannot create the results store {path}: {exc.strerror}") from None
-            elif os.path.isdir(path):
-                raise UsageError(f"--db {path} is a directory; give the store's file, e.g. {path}/results.sqlite")
-            elif not stat.S_ISREG(os.stat(path).st_mode):
-                # SQLite would write its pages straight onto a block device (a mounted file system included).
-                raise UsageError(f"--db {path} is not a regular file (a device, FIFO or socket); the store is a file")
 
         @sa.event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -431,9 +468,12 @@ def _engine(url: str, create: bool) -> Engine:
             # transaction, and BEGIN IMMEDIATE (below) is how a writer takes the lock up front.
             dbapi_conn.isolation_level = None
             cur = dbapi_conn.cursor()
-            cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")  # first: the pragmas below may wait too
-            cur.execute("PRAGMA journal_mode=WAL")  # readers never block the writer; a killed writer is rolled back
-            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")  # first: the statements after it may wait too
+            cur.execute("PRAGMA foreign_keys=ON")  # journal_mode=WAL: Store._wal(), never on a mere connect
+            if query_only:
+                # A reader of a store it could write opens it read-write, so the -wal and -shm files go when
+                # it closes (a mode=ro reader leaves them behind); SQLite refuses every write on it.
+                cur.execute("PRAGMA query_only=ON")
             cur.close()
 
         @sa.event.listens_for(engine, "begin")
@@ -446,8 +486,34 @@ def _engine(url: str, create: bool) -> Engine:
     return engine
 
 
-def serial_hash(serial: str | None) -> str | None:
-    return hashlib.sha256(serial.encode()).hexdigest() if serial else None
+def _check_sqlite_file(path: str, create: bool) -> None:
+    if not os.path.exists(path):
+        if not create:
+            raise StoreMissing(f"no results store at {path} yet; {_FIRST_RUN}")
+        try:
+            _create_private(path)
+        except OSError as exc:
+            raise StoreError(f"cannot create the results store {path}: {exc.strerror}") from None
+    elif os.path.isdir(path):
+        raise UsageError(f"--db {path} is a directory; give the store's file, e.g. {path}/results.sqlite")
+    elif not stat.S_ISREG(os.stat(path).st_mode):
+        # SQLite would write its pages straight onto a block device (a mounted file system included).
+        raise UsageError(f"--db {path} is not a regular file (a device, FIFO or socket); the store is a file")
+
+
+def _writable(path: str) -> bool:
+    """The store file and its folder (for -wal and -shm) can be written: not a read-only mount, and ours."""
+    return os.access(path, os.W_OK) and os.access(os.path.dirname(os.path.abspath(path)), os.W_OK)
+
+
+def _read_only_uri(path: str) -> str:
+    """A store this process cannot write (a read-only mount, a file not ours) is opened read-only (mode=ro).
+    A WAL database needs its -shm file, which a reader creates when missing; where it cannot (the folder is
+    not writable) and none is there, no process is writing the store, so it is read as immutable: no
+    -shm, no locks. An -shm that is there is used, so a WAL left behind on a read-only mount is read whole."""
+    folder = os.path.dirname(os.path.abspath(path))
+    immutable = not os.access(folder, os.W_OK) and not os.path.exists(path + "-shm")
+    return "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro" + ("&immutable=1" if immutable else "")
 
 
 def _j(value: Any) -> str | None:
@@ -459,20 +525,73 @@ def _unj(text: str | None, default: Any = None) -> Any:
 
 
 class Store:
-    """One results store. `create=False` (every read-only command) never creates a store: a missing one
-    is StoreMissing. Every database failure surfaces as one line (StoreError), never SQL or parameters."""
+    """One results store. `create=False` never creates a store: a missing one is StoreMissing.
+    `read_only` (every command that only reads) opens it so that nothing can be written, and reads a store
+    on a read-only mount. Every database failure surfaces as one line (StoreError), never SQL or parameters."""
 
-    def __init__(self, url: str | None = None, migrate_to: int = SCHEMA_VERSION, create: bool = True):
+    def __init__(
+        self,
+        url: str | None = None,
+        migrate_to: int = SCHEMA_VERSION,
+        create: bool = True,
+        read_only: bool = False,
+    ):
         given = url if url is not None else default_url()  # an empty --db is a mistake, not the default
         self.url = redact_url(given)
-        self.engine = _engine(resolve_url(given), create)
+        self.read_only = read_only
+        self.engine = _engine(resolve_url(given), create and not read_only, read_only)
         self.dialect = self.engine.dialect.name
+        self._sqlite_file = _sqlite_path(self.engine.url) if self.dialect == "sqlite" else None
+        self.serial_key: bytes | None = None  # what the serial ids of this store are keyed with
         try:
             with self._errors("open"):
-                self.migrate(migrate_to, create=create)
+                if read_only:
+                    self._open_read_only(given, migrate_to)
+                else:
+                    self.migrate(migrate_to, create=create)
+                self.schema = self.version()
+                if self.schema >= 4:
+                    self.serial_key = self._stored_serial_key()
         except BaseException:
             self.engine.dispose()
             raise
+
+    def _open_read_only(self, given: str, migrate_to: int) -> None:
+        """An out-of-date store is upgraded once, by a separate writer, where it can be written (the one
+        write a reading command makes: the keyed serial ids of schema 4 must not wait for a write command).
+        Where it cannot (a read-only mount, a role without write rights), a schema-3 store is read as it is."""
+        current = self.version()
+        self._refuse_unusable(current, create=False)
+        if current >= migrate_to:
+            return
+        if self._sqlite_file is None or _writable(self._sqlite_file):
+            try:
+                Store(given, migrate_to=migrate_to, create=False).close()
+                return
+            except StoreError:
+                if current < READABLE_SCHEMA:
+                    raise
+        if current < READABLE_SCHEMA:
+            raise StoreError(
+                f"{self.url} has schema {current} from an older disksleuth and cannot be upgraded here (read-only); "
+                "open it once where it can be written"
+            )
+
+    def _refuse_unusable(self, current: int, create: bool) -> None:
+        if current == 0 and not create:
+            if self._sqlite_file and os.path.exists(self._sqlite_file):
+                what = "an empty file" if os.path.getsize(self._sqlite_file) == 0 else "no disksleuth tables in it"
+                raise StoreError(f"{self._sqlite_file} is not a disksleuth results store ({what})")
+            raise StoreMissing(f"no results store in {self.url} yet; {_FIRST_RUN}")
+        if current > SCHEMA_VERSION:
+            raise StoreError(f"{self.url} was written by a newer disksleuth (schema {current})")
+
+    def _stored_serial_key(self) -> bytes:
+        with self.engine.connect() as conn:
+            value = conn.execute(sa.select(META.c.value).where(META.c.name == SERIAL_KEY_NAME)).scalar()
+        if not value:
+            raise StoreError(f"{self.url} has lost its serial key (table meta); its serial ids cannot be checked")
+        return bytes.fromhex(value)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -521,15 +640,22 @@ class Store:
         with self.engine.connect() as conn:
             return _version(conn)
 
+    def _wal(self) -> None:
+        """WAL mode (persistent in the file): readers never block the writer; a killed writer is rolled back.
+        Set here, once the file is known to be a store or to become one, never by merely connecting: setting
+        it writes the header, and a read of a 0-byte file once turned it into a 4 KiB database. On the raw
+        connection, because the mode cannot change inside the transaction SQLAlchemy would begin."""
+        with self.engine.connect() as conn:
+            conn.connection.dbapi_connection.execute("PRAGMA journal_mode=WAL")  # type: ignore[union-attr]
+
     def migrate(self, target: int = SCHEMA_VERSION, create: bool = True) -> None:
         """Apply the missing migrations. The common case (up to date) takes no lock; otherwise the
         check and every step run in one locked transaction, so N processes opening a new store at once
         apply each migration exactly once (DDL is transactional in SQLite and PostgreSQL)."""
         current = self.version()
-        if current == 0 and not create:
-            raise StoreMissing(f"no results store in {self.url} yet; {_FIRST_RUN}")
-        if current > SCHEMA_VERSION:
-            raise StoreError(f"{self.url} was written by a newer disksleuth (schema {current})")
+        self._refuse_unusable(current, create)
+        if self.dialect == "sqlite":
+            self._wal()
         if current >= target:
             return
         with self._writing() as conn:
@@ -665,14 +791,13 @@ class Store:
                 device_model=device.get("model"),
                 device_firmware=device.get("firmware"),
                 device_capacity_bytes=device.get("size_bytes"),
-                device_serial_sha256=device.get("serial_sha256")
-                or serial_hash(device.get("serial")),  # load() reads it back
+                device_serial_sha256=self._serial_id_of(device),  # load() reads it back
                 device_transport=device.get("transport"),
                 size_bytes=run.get("size_bytes"),
                 summary=doc.get("summary"),
                 host_json=_j(host),
                 device_json=_j(_without_serial(device)),
-                health_json=_j(doc.get("health")),
+                health_json=_j(_without_health_serials(doc.get("health"))),
                 notes_json=_j(run.get("notes") or []),
                 note=note,
             )
@@ -694,6 +819,44 @@ class Store:
         for tag in dict.fromkeys(tags):
             conn.execute(TAGS.insert().values(run_id=run_id, tag=tag))
         return int(run_id)
+
+    def _serial_id_of(self, device: dict[str, Any]) -> str | None:
+        """The keyed id a run's drive gets here: the one an export carried (serial_id), a plain SHA-256 from an
+        export made before schema 4 signed with this store's key (as the v4 migration does), or the serial
+        itself, keyed. Never a plain digest."""
+        key = self.serial_key
+        if key is None:
+            return None
+        self._check_fleet_key(key)
+        given = device.get("serial_id")
+        if isinstance(given, str) and given:
+            return given
+        legacy = device.get("serial_sha256")
+        if isinstance(legacy, str) and legacy:
+            return serials.id_from_plain_digest(legacy, key)
+        return serials.serial_id(device.get("serial"), key)
+
+    _fleet_key_checked = False
+
+    def _check_fleet_key(self, key: bytes) -> None:
+        if self._fleet_key_checked:
+            return
+        self._fleet_key_checked = True
+        fleet = serials.key_from_env()
+        if fleet is not None and fleet != key:
+            warnings.warn(
+                f"{serials.ENV_KEY} is not the key {self.url} was made with; its serial ids stay keyed with the "
+                "store's own key, so they differ from the exporter's on this host",
+                stacklevel=2,
+            )
+
+    def _shown_serial_id(self, stored: str | None) -> str | None:
+        """The serial id as readers get it. A store older than schema 4 that could not be upgraded (read-only)
+        holds plain digests: shown keyed with the fleet key, or not at all."""
+        if stored is None or self.schema >= 4:
+            return stored
+        key = serials.key_from_env()
+        return serials.id_from_plain_digest(stored, key) if key is not None else None
 
     def _save_test(self, conn: Connection, run_id: int, pos: int, is_ref: bool, t: dict[str, Any]) -> None:
         base = {
@@ -841,7 +1004,9 @@ class Store:
         if not device and (r["device_name"] or r["device_model"]):
             device = {"name": r["device_name"], "model": r["device_model"]}
         if device:  # a run on tmpfs has no device: no stub of nulls that its own import would reject
-            device["serial_sha256"] = r["device_serial_sha256"]
+            device["serial_id"] = self._shown_serial_id(r["device_serial_sha256"])
+            # The field's name before schema 4, kept because fields are only ever added: the same keyed id.
+            device["serial_sha256"] = device["serial_id"]
         return {
             "run": {
                 "id": r["id"],
@@ -863,7 +1028,7 @@ class Store:
             "device": device,
             "tests": tests,
             "reference": reference,
-            "health": _unj(r["health_json"]),
+            "health": _without_health_serials(_unj(r["health_json"])),  # a store not yet at schema 4 may hold one
             "findings": [
                 {
                     "code": f["code"],
@@ -900,8 +1065,19 @@ def capped_latencies(test: dict[str, Any]) -> dict[str, Any]:
 
 
 def _without_serial(device: dict[str, Any]) -> dict[str, Any]:
-    """Serial numbers never reach the store in the clear: the hash has its own column."""
-    return {k: v for k, v in device.items() if k not in ("serial", "serial_sha256")}
+    """Serial numbers never reach the store in the clear: the keyed id has its own column."""
+    return {k: v for k, v in device.items() if k not in ("serial", "serial_sha256", "serial_id")}
+
+
+def _without_health_serials(health: Any) -> Any:
+    """`check` never puts the serial in its health (health_to_dict), but a run from elsewhere may."""
+    if not isinstance(health, dict):
+        return health
+    out = dict(health)
+    for key in ("before", "after"):
+        if isinstance(out.get(key), dict) and "serial" in out[key]:
+            out[key] = {k: v for k, v in out[key].items() if k != "serial"}
+    return out
 
 
 def _filters(
@@ -1064,6 +1240,8 @@ def _export_docs(bundle: Any, name: str) -> list[dict[str, Any]]:
             raise ParseError(f"{name}: run {i + 1} is not valid: {_clip(str(exc))}") from None
         # An export never carries a serial in the clear; drop one if a hand-made file does.
         doc["device"] = {k: v for k, v in (doc.get("device") or {}).items() if k != "serial"}
+        if doc.get("health") is not None:
+            doc["health"] = _without_health_serials(doc["health"])
     return docs
 
 
