@@ -14,7 +14,7 @@ import disksleuth
 PACKAGE_DIR = os.path.dirname(os.path.abspath(disksleuth.__file__))
 
 # Modules at the top of the package that everything may use: they import nothing above model.
-LEAVES = {"errors", "units", "profiles", "outfile", "infile", "pkg"}
+LEAVES = {"errors", "units", "profiles", "outfile", "infile", "serials", "pkg"}
 # What each layer may import, besides itself and the leaves.
 ALLOWED = {
     "__main__": {"cli"},

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from conftest import findings_exit, needs_fio
 
 from disksleuth.analysis.compare import format_ratio
+from disksleuth.serials import serial_id
 from disksleuth.store.db import SCHEMA_VERSION, Store
 
 DISKSLEUTH = [sys.executable, "-m", "disksleuth"]
@@ -195,13 +196,15 @@ def test_round_trip_keeps_everything_and_hashes_the_serial(cli, db_url):
     with Store(db_url) as store:
         run_id = store.save(original, tags=["b", "a"], note="n")
         loaded = store.load(run_id)
+        key = store.serial_key
     assert loaded["run"]["tags"] == ["a", "b"] and loaded["run"]["note"] == "n"
     assert loaded["tests"][0]["series"] == original["tests"][0]["series"]
     assert loaded["tests"][0]["notes"] == ["warmed up"]
     assert loaded["findings"] == original["findings"]
     assert loaded["health"] == original["health"]
     assert "serial" not in loaded["device"]
-    assert loaded["device"]["serial_sha256"] == hashlib.sha256(b"S4EUNX0N123456").hexdigest()
+    assert loaded["device"]["serial_id"] == loaded["device"]["serial_sha256"] == serial_id("S4EUNX0N123456", key)
+    assert hashlib.sha256(b"S4EUNX0N123456").hexdigest() not in json.dumps(loaded)  # keyed, never the plain digest
     assert "S4EUNX0N123456" not in json.dumps(loaded)
     shown = cli("show", str(run_id), "--db", db_url)
     assert shown.code == 0 and "SEQ1M_Q8T1_read" in shown.out and "slot_limited" in shown.out
@@ -298,7 +301,7 @@ def test_migration_from_the_first_schema(tmp_path):
                 },
             )
     with Store(url) as new:
-        assert new.version() == SCHEMA_VERSION == 3
+        assert new.version() == SCHEMA_VERSION == 4
         doc = new.load(1)
         assert doc["run"]["uuid"]  # v3 gave the old run an identity
         assert [p["read_mbps"] for p in doc["tests"][0]["series"]] == [99.0, 100.0]
@@ -306,7 +309,7 @@ def test_migration_from_the_first_schema(tmp_path):
         run_id = new.save(_doc(1.0, 1.0, "new"), tags=["x"], note="after migration")
         assert new.load(run_id)["run"]["tags"] == ["x"]
     con = sqlite3.connect(f"{tmp_path}/old.sqlite")
-    assert con.execute("SELECT version FROM schema_migrations ORDER BY version").fetchall() == [(1,), (2,), (3,)]
+    assert con.execute("SELECT version FROM schema_migrations ORDER BY version").fetchall() == [(1,), (2,), (3,), (4,)]
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     con.close()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections.abc import Callable
 
 from disksleuth.cli import options
@@ -62,9 +63,11 @@ def run_exporter(args: argparse.Namespace, env: Environment) -> int:
     if not args.no_health and root == "/":
         cache = exporter.HealthCache(max_age or exporter.DEFAULT_HEALTH_MAX_AGE_S)
     db_url = args.db
+    serial_key = _serial_keys(args, env)
 
     def take() -> exporter.Snapshot:
-        return exporter.snapshot(root, cache, db_url, with_bench=not args.no_bench)
+        snap = exporter.snapshot(root, cache, db_url, with_bench=not args.no_bench)
+        return dataclasses.replace(snap, serial_key=serial_key())
 
     if args.textfile:
         if cache is not None:
@@ -97,6 +100,18 @@ def run_exporter(args: argparse.Namespace, env: Environment) -> int:
         if refresher:
             refresher.stop()
     return EXIT_OK
+
+
+def _serial_keys(args: argparse.Namespace, env: Environment) -> Callable[[], bytes | None]:
+    """What the exporter's serial ids are keyed with: the fleet's key, else the store's (never a plain digest)."""
+    from disksleuth import serials
+
+    if args.no_bench:  # the store is not read at all: only a fleet key makes serial ids
+        fleet_key = serials.key_from_env(env.environ)
+        return lambda: fleet_key
+    from disksleuth.store.latest import SerialKeys
+
+    return SerialKeys(args.db, environ=env.environ).get
 
 
 def run_fleet(args: argparse.Namespace, env: Environment) -> int:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Callable
 
 from disksleuth.cli import options
 from disksleuth.cli.common import EXIT_OK, emit, say
 from disksleuth.cli.env import Environment
-from disksleuth.errors import UsageError
+from disksleuth.errors import SafetyRefusal, UsageError
 
 AddCommand = Callable[..., argparse.ArgumentParser]
 
@@ -26,8 +27,13 @@ def register(add: AddCommand) -> None:
     p.add_argument("--tag", metavar="T", help="only runs with this tag")
     p.add_argument("--host", metavar="H", help="only runs recorded on this host name")
     p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N runs (0: all; default 50)")
-    p.add_argument("--older-than", metavar="AGE", help="prune: runs started longer ago than AGE (30d, 12h, 2w)")
+    p.add_argument(
+        "--older-than", metavar="AGE", help="prune: runs started longer ago than AGE (90min, 12h, 30d, 2w, 6mo, 1y)"
+    )
     p.add_argument("--dry-run", action="store_true", help="prune: list what would be deleted, delete nothing")
+    p.add_argument(
+        "--yes", action="store_true", help=f"prune: do not ask before deleting more than {PRUNE_ASK_ABOVE} runs"
+    )
     options.add_db(p)
 
     p = add("show", run_show, "one saved run")
@@ -95,7 +101,10 @@ def _runs_delete(args: argparse.Namespace, env: Environment, action: str) -> int
             raise UsageError("runs prune takes --older-than, --tag or --host, not ids (`runs delete ID...`)")
         if args.device:
             raise UsageError("runs prune selects by --older-than, --tag or --host")
-        deleted = prune_runs(args.db, older_than=args.older_than, tag=args.tag, host=args.host, dry_run=args.dry_run)
+        agree = None if args.yes else functools.partial(_agree_to_prune, env=env, json=args.json)
+        deleted = prune_runs(
+            args.db, older_than=args.older_than, tag=args.tag, host=args.host, dry_run=args.dry_run, agree=agree
+        )
     if args.json:
         emit(env, {"deleted": [] if args.dry_run else deleted, "would_delete": deleted if args.dry_run else []})
     elif not deleted:
@@ -104,6 +113,27 @@ def _runs_delete(args: argparse.Namespace, env: Environment, action: str) -> int
         verb = "would delete" if args.dry_run else "deleted"
         print(f"{verb} {len(deleted)} run(s): " + ", ".join(f"#{i}" for i in deleted), file=env.stdout)
     return EXIT_OK
+
+
+PRUNE_ASK_ABOVE = 5  # runs; pruning more than this asks first (or needs --yes)
+
+
+def _agree_to_prune(found: list[tuple[int, str]], *, env: Environment, json: bool) -> list[int]:
+    """The runs a person agreed to delete: all of a few; of more, only after seeing how many and from when
+    and typing yes on a terminal. Without one (or with --json), more than a few need --yes."""
+    ids = [run_id for run_id, _started in found]
+    if len(ids) <= PRUNE_ASK_ABOVE:
+        return ids
+    dated = sorted(str(started)[:10] for _id, started in found if started)
+    span = f"started {dated[0]} to {dated[-1]}" if dated else "with no start time"
+    what = f"runs prune would delete {len(ids)} runs, {span}"
+    if json or not env.can_confirm:
+        raise SafetyRefusal(f"{what}; add --yes to delete them, or --dry-run to list them")
+    print(f"{what} (--dry-run lists them).", file=env.stderr)
+    print("Type 'yes' to delete them: ", end="", file=env.stderr, flush=True)
+    if env.stdin.readline().strip().lower() != "yes":
+        raise SafetyRefusal("not confirmed; nothing was deleted")
+    return ids
 
 
 def run_show(args: argparse.Namespace, env: Environment) -> int:

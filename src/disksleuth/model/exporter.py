@@ -22,3 +22,4 @@ class Snapshot:
     bench: tuple[dict, ...]  # latest stored figures per device and test (store.latest.latest_tests)
     bench_error: str | None
     hostname: str
+    serial_key: bytes | None = None  # what serial ids are keyed with (serials.py); none: no ids at all

@@ -9,7 +9,6 @@ device number is `pci_device` here, because `device` already names the disk).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from disksleuth import __version__
+from disksleuth import __version__, serials
 from disksleuth.model import PcieHop, SataHop, UsbHop
 from disksleuth.model.exporter import Snapshot
 
@@ -39,11 +38,6 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 
 def _label(value: Any) -> str:
     return "" if value is None else _CONTROL.sub(" ", str(value)).strip()
-
-
-def _sha256(text: str | None) -> str | None:
-    """The serial as the results store keeps it (store.db.serial_hash), without importing SQLAlchemy."""
-    return hashlib.sha256(text.encode()).hexdigest() if text else None
 
 
 def _pci_location(bdf: str | None) -> list[str]:
@@ -75,8 +69,10 @@ def families(snap: Snapshot) -> list[Metric]:
 
     info = GaugeMetricFamily(
         "disksleuth_device_info",
-        "A block device as disksleuth sees it; value is always 1.",
-        labels=["device", "model", "serial_sha256", "firmware", "transport", "rotational"],
+        "A block device as disksleuth sees it; value is always 1. serial_id is the serial keyed (HMAC-SHA256 with "
+        "DISKSLEUTH_SERIAL_KEY or the store's key; empty without a key); serial_sha256 is the same value, kept "
+        "under its old name.",
+        labels=["device", "model", "serial_sha256", "firmware", "transport", "rotational", "serial_id"],
     )
     size = GaugeMetricFamily("disksleuth_device_size_bytes", "Size of the block device.", labels=["device"])
     ceiling = GaugeMetricFamily(
@@ -121,14 +117,17 @@ def families(snap: Snapshot) -> list[Metric]:
     for disk in snap.disks:
         dev = disk.device
         name = _label(dev.name)
+        # Keyed, never the plain SHA-256: a 32-bit SD serial's digest is reversed by trying them all.
+        serial_id = _label(serials.serial_id(dev.serial, snap.serial_key))
         info.add_metric(
             [
                 name,
                 _label(dev.model),
-                _label(_sha256(dev.serial)),
+                serial_id,
                 _label(dev.firmware),
                 dev.transport,
                 _label(None if dev.rotational is None else int(dev.rotational)),
+                serial_id,
             ],
             1,
         )

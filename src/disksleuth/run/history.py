@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -62,7 +62,7 @@ class RunsPage:
 def list_runs(db: str | None, *, device: str | None, tag: str | None, host: str | None, limit: int) -> RunsPage:
     if limit < 0:
         raise UsageError(f"--limit {limit}: give 0 (all runs) or more")
-    with Store(db, create=False) as store:
+    with Store(db, create=False, read_only=True) as store:
         rows, total = store.list_runs(device=device, tag=tag, host=host, limit=limit or None)
         stored = store.count() if not rows else total
     return RunsPage(rows, total, stored)
@@ -75,16 +75,27 @@ def delete_runs(db: str | None, ids_text: Sequence[str]) -> list[int]:
 
 
 def prune_runs(
-    db: str | None, *, older_than: str | None, tag: str | None, host: str | None, dry_run: bool
+    db: str | None,
+    *,
+    older_than: str | None,
+    tag: str | None,
+    host: str | None,
+    dry_run: bool,
+    agree: Callable[[list[tuple[int, str]]], list[int]] | None = None,
 ) -> list[int]:
+    """Delete the runs that match. `agree` (unless a dry run) is shown what would go, (id, started_at) oldest
+    first, and returns the ids it agrees to delete; only those that still match are deleted."""
     older = parse_age_s(older_than) if older_than else None
     with Store(db, create=False) as store:
-        return store.prune(older_than_s=older, tag=tag, host=host, dry_run=dry_run)
+        agreed = None
+        if agree is not None and not dry_run:
+            agreed = agree(store.prunable(older_than_s=older, tag=tag, host=host))
+        return store.prune(older_than_s=older, tag=tag, host=host, dry_run=dry_run, within=agreed)
 
 
 def load_runs(db: str | None, ids_text: Sequence[str], *, with_series: bool = True) -> list[dict[str, Any]]:
     ids = parse_run_ids(ids_text)
-    with Store(db, create=False) as store:
+    with Store(db, create=False, read_only=True) as store:
         return [with_sustained(store.load(i, with_series=with_series)) for i in ids]
 
 

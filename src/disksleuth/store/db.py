@@ -8,19 +8,21 @@ so a run killed half-way never leaves a trace, and never harms earlier runs (SQL
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import math
 import os
+import sqlite3
 import stat
 import urllib.parse
 import uuid as uuid_mod
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from disksleuth import serials
 from disksleuth.errors import EnvironmentProblem, UsageError
 
 # --- schema, version by version ----------------------------------------------------------------
@@ -171,7 +173,31 @@ def _v3(conn: Connection) -> None:
     conn.execute(sa.text("CREATE INDEX ix_runs_hostname ON runs (hostname)"))
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_v1, _v2, _v3]
+def _v4(conn: Connection) -> None:
+    """Serial hashes become keyed ids (serials.py). The key, DISKSLEUTH_SERIAL_KEY if set else a new random
+    one, is kept in the store, so every host sharing it gives a drive the same id; the plain SHA-256 each
+    run kept is signed with it, which is exactly the id the same serial gets from now on. A serial that an
+    imported run carried in the clear inside its health is dropped."""
+    conn.execute(sa.text("CREATE TABLE meta (name VARCHAR(64) PRIMARY KEY, value TEXT NOT NULL)"))
+    key = serials.key_from_env() or serials.new_key()
+    conn.execute(sa.text("INSERT INTO meta (name, value) VALUES (:n, :v)"), {"n": SERIAL_KEY_NAME, "v": key.hex()})
+    rows = conn.execute(
+        sa.text("SELECT id, device_serial_sha256 FROM runs WHERE device_serial_sha256 IS NOT NULL")
+    ).fetchall()
+    if rows:
+        conn.execute(
+            sa.text("UPDATE runs SET device_serial_sha256 = :v WHERE id = :i"),
+            [{"v": serials.id_from_plain_digest(digest, key), "i": run_id} for run_id, digest in rows],
+        )
+    pattern = '%"serial"%'
+    for run_id, health_json in conn.execute(
+        sa.text("SELECT id, health_json FROM runs WHERE health_json LIKE :p"), {"p": pattern}
+    ).fetchall():
+        health = _without_health_serials(_unj(health_json))
+        conn.execute(sa.text("UPDATE runs SET health_json = :h WHERE id = :i"), {"h": _j(health), "i": run_id})
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_v1, _v2, _v3, _v4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # The current schema, for queries (matches the migrations above).
@@ -198,7 +224,7 @@ RUNS = sa.Table(
             "device_model",
             "device_firmware",
             "device_capacity_bytes",
-            "device_serial_sha256",
+            "device_serial_sha256",  # the name from schema 1; keyed ids (serials.py) since schema 4
             "device_transport",
             "size_bytes",
             "summary",
@@ -253,6 +279,10 @@ TAGS = sa.Table("tags", _md, sa.Column("run_id"), sa.Column("tag"))
 SERIES = sa.Table(
     "series", _md, *[sa.Column(n) for n in ("test_row_id", "t_s", "read_mbps", "write_mbps", "iops", "temperature_c")]
 )
+META = sa.Table("meta", _md, sa.Column("name"), sa.Column("value"))
+SERIAL_KEY_NAME = "serial_key"
+# The oldest schema read-only commands can read as it is, when the store cannot be written to upgrade it.
+READABLE_SCHEMA = 3
 
 
 def default_url() -> str:
@@ -394,12 +424,36 @@ BUSY_TIMEOUT_MS = 5000
 _FIRST_RUN = "`disksleuth check` or `disksleuth bench` saves the first run"
 
 
-def _engine(url: str, create: bool) -> Engine:
+def _engine(url: str, create: bool, read_only: bool = False) -> Engine:
     try:
         parsed = sa.engine.make_url(url)
+        backend = parsed.get_backend_name()
+    except (sa.exc.ArgumentError, ValueError) as exc:
+        raise UsageError(f"--db {redact_url(url)}: not a database URL disksleuth can use ({SUPPORTED})") from exc
+    kwargs: dict[str, Any] = {}
+    if backend == "postgresql":
         # An unreachable server is one line after 10 s, not a hang of minutes (libpq waits forever by default).
-        connect_args = {"connect_timeout": 10} if parsed.get_backend_name() == "postgresql" else {}
-        engine = sa.create_engine(parsed, connect_args=connect_args)
+        connect_args: dict[str, Any] = {"connect_timeout": 10}
+        if read_only:  # the server itself refuses any write of a read-only command
+            connect_args["options"] = "-c default_transaction_read_only=on"
+        kwargs["connect_args"] = connect_args
+    elif backend == "sqlite":
+        if (parsed.database or "").startswith("file:"):
+            # A SQLite URI could name any file or device with any open mode; the checks below need a plain path.
+            raise UsageError(f"--db {redact_url(url)}: give the store as a plain path, not a SQLite file: URI")
+        path = _sqlite_path(parsed)
+        query_only = read_only
+        if path:
+            _check_sqlite_file(path, create and not read_only)
+            if not read_only and not _writable(path):
+                # SQLite would only say "unable to open database file" (WAL needs its -shm beside the file).
+                raise StoreError(f"cannot write to the results store {path}: it is read-only here")
+            if read_only and not _writable(path):
+                uri = _read_only_uri(path)
+                kwargs["creator"] = lambda: sqlite3.connect(uri, uri=True, check_same_thread=False)
+                kwargs["poolclass"] = sa.pool.NullPool
+    try:
+        engine = sa.create_engine(parsed, **kwargs)
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ValueError) as exc:
         raise UsageError(f"--db {redact_url(url)}: not a database URL disksleuth can use ({SUPPORTED})") from exc
     except ImportError as exc:
@@ -407,23 +461,6 @@ def _engine(url: str, create: bool) -> Engine:
             f"--db {redact_url(url)}: the database driver is missing ({exc.name}); pip install 'disksleuth[postgres]'"
         ) from exc
     if engine.dialect.name == "sqlite":
-        if (parsed.database or "").startswith("file:"):
-            # A SQLite URI could name any file or device with any open mode; the checks below need a plain path.
-            raise UsageError(f"--db {redact_url(url)}: give the store as a plain path, not a SQLite file: URI")
-        path = _sqlite_path(parsed)
-        if path:
-            if not os.path.exists(path):
-                if not create:
-                    raise StoreMissing(f"no results store at {path} yet; {_FIRST_RUN}")
-                try:
-                    _create_private(path)
-                except OSError as exc:
-                    raise StoreError(f"cannot create the results store {path}: {exc.strerror}") from None
-            elif os.path.isdir(path):
-                raise UsageError(f"--db {path} is a directory; give the store's file, e.g. {path}/results.sqlite")
-            elif not stat.S_ISREG(os.stat(path).st_mode):
-                # SQLite would write its pages straight onto a block device (a mounted file system included).
-                raise UsageError(f"--db {path} is not a regular file (a device, FIFO or socket); the store is a file")
 
         @sa.event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -431,9 +468,12 @@ def _engine(url: str, create: bool) -> Engine:
             # transaction, and BEGIN IMMEDIATE (below) is how a writer takes the lock up front.
             dbapi_conn.isolation_level = None
             cur = dbapi_conn.cursor()
-            cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")  # first: the pragmas below may wait too
-            cur.execute("PRAGMA journal_mode=WAL")  # readers never block the writer; a killed writer is rolled back
-            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")  # first: the statements after it may wait too
+            cur.execute("PRAGMA foreign_keys=ON")  # journal_mode=WAL: Store._wal(), never on a mere connect
+            if query_only:
+                # A reader of a store it could write opens it read-write, so the -wal and -shm files go when
+                # it closes (a mode=ro reader leaves them behind); SQLite refuses every write on it.
+                cur.execute("PRAGMA query_only=ON")
             cur.close()
 
         @sa.event.listens_for(engine, "begin")
@@ -446,8 +486,34 @@ def _engine(url: str, create: bool) -> Engine:
     return engine
 
 
-def serial_hash(serial: str | None) -> str | None:
-    return hashlib.sha256(serial.encode()).hexdigest() if serial else None
+def _check_sqlite_file(path: str, create: bool) -> None:
+    if not os.path.exists(path):
+        if not create:
+            raise StoreMissing(f"no results store at {path} yet; {_FIRST_RUN}")
+        try:
+            _create_private(path)
+        except OSError as exc:
+            raise StoreError(f"cannot create the results store {path}: {exc.strerror}") from None
+    elif os.path.isdir(path):
+        raise UsageError(f"--db {path} is a directory; give the store's file, e.g. {path}/results.sqlite")
+    elif not stat.S_ISREG(os.stat(path).st_mode):
+        # SQLite would write its pages straight onto a block device (a mounted file system included).
+        raise UsageError(f"--db {path} is not a regular file (a device, FIFO or socket); the store is a file")
+
+
+def _writable(path: str) -> bool:
+    """The store file and its folder (for -wal and -shm) can be written: not a read-only mount, and ours."""
+    return os.access(path, os.W_OK) and os.access(os.path.dirname(os.path.abspath(path)), os.W_OK)
+
+
+def _read_only_uri(path: str) -> str:
+    """A store this process cannot write (a read-only mount, a file not ours) is opened read-only (mode=ro).
+    A WAL database needs its -shm file, which a reader creates when missing; where it cannot (the folder is
+    not writable) and none is there, no process is writing the store, so it is read as immutable: no
+    -shm, no locks. An -shm that is there is used, so a WAL left behind on a read-only mount is read whole."""
+    folder = os.path.dirname(os.path.abspath(path))
+    immutable = not os.access(folder, os.W_OK) and not os.path.exists(path + "-shm")
+    return "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro" + ("&immutable=1" if immutable else "")
 
 
 def _j(value: Any) -> str | None:
@@ -459,20 +525,73 @@ def _unj(text: str | None, default: Any = None) -> Any:
 
 
 class Store:
-    """One results store. `create=False` (every read-only command) never creates a store: a missing one
-    is StoreMissing. Every database failure surfaces as one line (StoreError), never SQL or parameters."""
+    """One results store. `create=False` never creates a store: a missing one is StoreMissing.
+    `read_only` (every command that only reads) opens it so that nothing can be written, and reads a store
+    on a read-only mount. Every database failure surfaces as one line (StoreError), never SQL or parameters."""
 
-    def __init__(self, url: str | None = None, migrate_to: int = SCHEMA_VERSION, create: bool = True):
+    def __init__(
+        self,
+        url: str | None = None,
+        migrate_to: int = SCHEMA_VERSION,
+        create: bool = True,
+        read_only: bool = False,
+    ):
         given = url if url is not None else default_url()  # an empty --db is a mistake, not the default
         self.url = redact_url(given)
-        self.engine = _engine(resolve_url(given), create)
+        self.read_only = read_only
+        self.engine = _engine(resolve_url(given), create and not read_only, read_only)
         self.dialect = self.engine.dialect.name
+        self._sqlite_file = _sqlite_path(self.engine.url) if self.dialect == "sqlite" else None
+        self.serial_key: bytes | None = None  # what the serial ids of this store are keyed with
         try:
             with self._errors("open"):
-                self.migrate(migrate_to, create=create)
+                if read_only:
+                    self._open_read_only(given, migrate_to)
+                else:
+                    self.migrate(migrate_to, create=create)
+                self.schema = self.version()
+                if self.schema >= 4:
+                    self.serial_key = self._stored_serial_key()
         except BaseException:
             self.engine.dispose()
             raise
+
+    def _open_read_only(self, given: str, migrate_to: int) -> None:
+        """An out-of-date store is upgraded once, by a separate writer, where it can be written (the one
+        write a reading command makes: the keyed serial ids of schema 4 must not wait for a write command).
+        Where it cannot (a read-only mount, a role without write rights), a schema-3 store is read as it is."""
+        current = self.version()
+        self._refuse_unusable(current, create=False)
+        if current >= migrate_to:
+            return
+        if self._sqlite_file is None or _writable(self._sqlite_file):
+            try:
+                Store(given, migrate_to=migrate_to, create=False).close()
+                return
+            except StoreError:
+                if current < READABLE_SCHEMA:
+                    raise
+        if current < READABLE_SCHEMA:
+            raise StoreError(
+                f"{self.url} has schema {current} from an older disksleuth and cannot be upgraded here (read-only); "
+                "open it once where it can be written"
+            )
+
+    def _refuse_unusable(self, current: int, create: bool) -> None:
+        if current == 0 and not create:
+            if self._sqlite_file and os.path.exists(self._sqlite_file):
+                what = "an empty file" if os.path.getsize(self._sqlite_file) == 0 else "no disksleuth tables in it"
+                raise StoreError(f"{self._sqlite_file} is not a disksleuth results store ({what})")
+            raise StoreMissing(f"no results store in {self.url} yet; {_FIRST_RUN}")
+        if current > SCHEMA_VERSION:
+            raise StoreError(f"{self.url} was written by a newer disksleuth (schema {current})")
+
+    def _stored_serial_key(self) -> bytes:
+        with self.engine.connect() as conn:
+            value = conn.execute(sa.select(META.c.value).where(META.c.name == SERIAL_KEY_NAME)).scalar()
+        if not value:
+            raise StoreError(f"{self.url} has lost its serial key (table meta); its serial ids cannot be checked")
+        return bytes.fromhex(value)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -521,15 +640,22 @@ class Store:
         with self.engine.connect() as conn:
             return _version(conn)
 
+    def _wal(self) -> None:
+        """WAL mode (persistent in the file): readers never block the writer; a killed writer is rolled back.
+        Set here, once the file is known to be a store or to become one, never by merely connecting: setting
+        it writes the header, and a read of a 0-byte file once turned it into a 4 KiB database. On the raw
+        connection, because the mode cannot change inside the transaction SQLAlchemy would begin."""
+        with self.engine.connect() as conn:
+            conn.connection.dbapi_connection.execute("PRAGMA journal_mode=WAL")  # type: ignore[union-attr]
+
     def migrate(self, target: int = SCHEMA_VERSION, create: bool = True) -> None:
         """Apply the missing migrations. The common case (up to date) takes no lock; otherwise the
         check and every step run in one locked transaction, so N processes opening a new store at once
         apply each migration exactly once (DDL is transactional in SQLite and PostgreSQL)."""
         current = self.version()
-        if current == 0 and not create:
-            raise StoreMissing(f"no results store in {self.url} yet; {_FIRST_RUN}")
-        if current > SCHEMA_VERSION:
-            raise StoreError(f"{self.url} was written by a newer disksleuth (schema {current})")
+        self._refuse_unusable(current, create)
+        if self.dialect == "sqlite":
+            self._wal()
         if current >= target:
             return
         with self._writing() as conn:
@@ -593,30 +719,55 @@ class Store:
         host: str | None = None,
         dry_run: bool = False,
         now: float | None = None,
+        within: Sequence[int] | None = None,
     ) -> list[int]:
         """Delete the runs that match every criterion given (at least one is needed): started more than
-        `older_than_s` ago, carrying `tag`, recorded on `host`. Returns their ids."""
+        `older_than_s` ago, carrying `tag`, recorded on `host`; with `within`, only those of these ids (the
+        ones a person was shown and agreed to). Returns their ids."""
+        with self._errors("write to"), self._writing() as conn:
+            ids = [run_id for run_id, _started in self._prunable(conn, older_than_s, tag, host, now)]
+            if within is not None:
+                agreed = set(within)
+                ids = [i for i in ids if i in agreed]
+            if not dry_run:
+                _delete_runs(conn, ids)
+        return sorted(ids)
+
+    def prunable(
+        self,
+        older_than_s: float | None = None,
+        tag: str | None = None,
+        host: str | None = None,
+        now: float | None = None,
+    ) -> list[tuple[int, str]]:
+        """(id, started_at) of the runs prune() would delete, oldest first; nothing is deleted."""
+        with self._errors("read"), self.engine.connect() as conn:
+            return self._prunable(conn, older_than_s, tag, host, now)
+
+    @staticmethod
+    def _prunable(
+        conn: Connection, older_than_s: float | None, tag: str | None, host: str | None, now: float | None
+    ) -> list[tuple[int, str]]:
         if older_than_s is None and not tag and not host:
             raise UsageError("runs prune needs --older-than, --tag or --host (it never deletes everything)")
         import time
         from datetime import datetime
 
         cutoff = (now if now is not None else time.time()) - older_than_s if older_than_s is not None else None
-        with self._errors("write to"), self._writing() as conn:
-            q = sa.select(RUNS.c.id, RUNS.c.started_at).where(_filters(tag=tag, host=host))
-            ids = []
-            for run_id, started_at in conn.execute(q):
+        found = []
+        for run_id, started_at in conn.execute(
+            sa.select(RUNS.c.id, RUNS.c.started_at).where(_filters(tag=tag, host=host))
+        ):
+            try:
+                started = datetime.fromisoformat(started_at).timestamp()
+            except (TypeError, ValueError, OverflowError):
                 if cutoff is not None:
-                    try:
-                        started = datetime.fromisoformat(started_at).timestamp()
-                    except (TypeError, ValueError, OverflowError):
-                        continue  # no readable start time: never pruned by age
-                    if started >= cutoff:
-                        continue
-                ids.append(int(run_id))
-            if not dry_run:
-                _delete_runs(conn, ids)
-        return sorted(ids)
+                    continue  # no readable start time: never pruned by age
+                started = math.inf
+            if cutoff is not None and started >= cutoff:
+                continue
+            found.append((started, int(run_id), started_at))
+        return [(run_id, started_at) for _t, run_id, started_at in sorted(found)]
 
     def _insert(self, conn: Connection, doc: dict[str, Any], tags: Sequence[str], note: str | None) -> int:
         run = doc["run"]
@@ -625,7 +776,7 @@ class Store:
         run_id = conn.execute(
             RUNS.insert().values(
                 uuid=run.get("uuid") or str(uuid_mod.uuid4()),
-                kind=run.get("kind", "bench"),
+                kind=run.get("kind") or "bench",  # null reads as the default, as legacy_uuid reads it
                 started_at=run["started_at"],
                 finished_at=run.get("finished_at"),
                 target=run["target"],
@@ -640,14 +791,13 @@ class Store:
                 device_model=device.get("model"),
                 device_firmware=device.get("firmware"),
                 device_capacity_bytes=device.get("size_bytes"),
-                device_serial_sha256=device.get("serial_sha256")
-                or serial_hash(device.get("serial")),  # load() reads it back
+                device_serial_sha256=self._serial_id_of(device),  # load() reads it back
                 device_transport=device.get("transport"),
                 size_bytes=run.get("size_bytes"),
                 summary=doc.get("summary"),
                 host_json=_j(host),
                 device_json=_j(_without_serial(device)),
-                health_json=_j(doc.get("health")),
+                health_json=_j(_without_health_serials(doc.get("health"))),
                 notes_json=_j(run.get("notes") or []),
                 note=note,
             )
@@ -669,6 +819,44 @@ class Store:
         for tag in dict.fromkeys(tags):
             conn.execute(TAGS.insert().values(run_id=run_id, tag=tag))
         return int(run_id)
+
+    def _serial_id_of(self, device: dict[str, Any]) -> str | None:
+        """The keyed id a run's drive gets here: the one an export carried (serial_id), a plain SHA-256 from an
+        export made before schema 4 signed with this store's key (as the v4 migration does), or the serial
+        itself, keyed. Never a plain digest."""
+        key = self.serial_key
+        if key is None:
+            return None
+        self._check_fleet_key(key)
+        given = device.get("serial_id")
+        if isinstance(given, str) and given:
+            return given
+        legacy = device.get("serial_sha256")
+        if isinstance(legacy, str) and legacy:
+            return serials.id_from_plain_digest(legacy, key)
+        return serials.serial_id(device.get("serial"), key)
+
+    _fleet_key_checked = False
+
+    def _check_fleet_key(self, key: bytes) -> None:
+        if self._fleet_key_checked:
+            return
+        self._fleet_key_checked = True
+        fleet = serials.key_from_env()
+        if fleet is not None and fleet != key:
+            warnings.warn(
+                f"{serials.ENV_KEY} is not the key {self.url} was made with; its serial ids stay keyed with the "
+                "store's own key, so they differ from the exporter's on this host",
+                stacklevel=2,
+            )
+
+    def _shown_serial_id(self, stored: str | None) -> str | None:
+        """The serial id as readers get it. A store older than schema 4 that could not be upgraded (read-only)
+        holds plain digests: shown keyed with the fleet key, or not at all."""
+        if stored is None or self.schema >= 4:
+            return stored
+        key = serials.key_from_env()
+        return serials.id_from_plain_digest(stored, key) if key is not None else None
 
     def _save_test(self, conn: Connection, run_id: int, pos: int, is_ref: bool, t: dict[str, Any]) -> None:
         base = {
@@ -816,7 +1004,9 @@ class Store:
         if not device and (r["device_name"] or r["device_model"]):
             device = {"name": r["device_name"], "model": r["device_model"]}
         if device:  # a run on tmpfs has no device: no stub of nulls that its own import would reject
-            device["serial_sha256"] = r["device_serial_sha256"]
+            device["serial_id"] = self._shown_serial_id(r["device_serial_sha256"])
+            # The field's name before schema 4, kept because fields are only ever added: the same keyed id.
+            device["serial_sha256"] = device["serial_id"]
         return {
             "run": {
                 "id": r["id"],
@@ -838,7 +1028,7 @@ class Store:
             "device": device,
             "tests": tests,
             "reference": reference,
-            "health": _unj(r["health_json"]),
+            "health": _without_health_serials(_unj(r["health_json"])),  # a store not yet at schema 4 may hold one
             "findings": [
                 {
                     "code": f["code"],
@@ -875,8 +1065,19 @@ def capped_latencies(test: dict[str, Any]) -> dict[str, Any]:
 
 
 def _without_serial(device: dict[str, Any]) -> dict[str, Any]:
-    """Serial numbers never reach the store in the clear: the hash has its own column."""
-    return {k: v for k, v in device.items() if k not in ("serial", "serial_sha256")}
+    """Serial numbers never reach the store in the clear: the keyed id has its own column."""
+    return {k: v for k, v in device.items() if k not in ("serial", "serial_sha256", "serial_id")}
+
+
+def _without_health_serials(health: Any) -> Any:
+    """`check` never puts the serial in its health (health_to_dict), but a run from elsewhere may."""
+    if not isinstance(health, dict):
+        return health
+    out = dict(health)
+    for key in ("before", "after"):
+        if isinstance(out.get(key), dict) and "serial" in out[key]:
+            out[key] = {k: v for k, v in out[key].items() if k != "serial"}
+    return out
 
 
 def _filters(
@@ -884,12 +1085,13 @@ def _filters(
 ) -> sa.ColumnElement[bool]:
     cond = []
     if device:
-        like = f"%{device}%"
+        # The text is matched as it is: LIKE's % and _ (and the escape character) escaped, so `--device %`
+        # is a device named "%", not every run.
         cond.append(
             sa.or_(
                 RUNS.c.device_name == device.removeprefix("/dev/"),
-                RUNS.c.device_model.like(like),
-                RUNS.c.target.like(like),
+                RUNS.c.device_model.contains(device, autoescape=True),
+                RUNS.c.target.contains(device, autoescape=True),
             )
         )
     if tag:
@@ -966,26 +1168,60 @@ def parse_run_ids(values: Sequence[str]) -> list[int]:
 
 
 MAX_EXPORT_BYTES = 256 << 20
+# What the decoded values of an export may take in memory, per byte of the file (plus a floor, so a
+# small file is never refused for it). A real export takes 2x (as `export` indents it) to 3.6x (compact):
+# series points are small dicts of floats. `{}` or a unique key took 25x with json.loads.
+EXPORT_VALUES_PER_BYTE = 5
+EXPORT_VALUES_FLOOR_BYTES = 64 << 20
+_EXPORT_ENVELOPE_DEPTH = 2  # the bundle and its runs list, above each run document
 
 
-def read_export(text: str, name: str = "export") -> list[dict[str, Any]]:
+def read_export(text: str | bytes, name: str = "export") -> list[dict[str, Any]]:
     """Run documents from an `export` file, checked deeply before anything is written: what passes
     renders in show, compare and report. Anything else is a ParseError with one line."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    bundle = _decode_export(data, name)
+    del data, text  # the caller's bytes are the caller's; read_export_file keeps none
+    return _export_docs(bundle, name)
+
+
+def _decode_export(data: bytes, name: str) -> Any:
+    """The export's JSON, decoded within a memory budget (store.boundedjson): a file whose values would
+    take far more memory than any export's is refused as soon as that is clear, not after."""
+    from disksleuth.doc import SCHEMA
+    from disksleuth.doc.validate import MAX_DEPTH
+    from disksleuth.errors import ParseError
+    from disksleuth.store import boundedjson
+
+    not_export = f"{name}: not a disksleuth export (expected schema {SCHEMA} and a runs list)"
+    start = boundedjson.skip_ws(data, 0)
+    if data[start : start + 1] == b"[":
+        raise ParseError(not_export)  # a list is never an export: refused before decoding any of it
+    budget = max(EXPORT_VALUES_FLOOR_BYTES, EXPORT_VALUES_PER_BYTE * len(data))
+    try:
+        return boundedjson.loads(data, budget, MAX_DEPTH + _EXPORT_ENVELOPE_DEPTH)
+    except boundedjson.JsonError as exc:
+        raise ParseError(f"{name}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    except boundedjson.Constant as exc:
+        raise ParseError(f"{name}: not JSON ({exc.word} is not a number JSON allows)") from None
+    except boundedjson.NotUtf8:
+        raise ParseError(f"{name}: not UTF-8 text, not a disksleuth export") from None
+    except boundedjson.TooDeep:
+        raise ParseError(f"{name}: nested too deeply to be a disksleuth export") from None
+    except boundedjson.OverBudget:
+        raise ParseError(
+            f"{name}: not a disksleuth export (its values would take over {budget >> 20} MiB of memory, "
+            f"more than {EXPORT_VALUES_PER_BYTE} times its size)"
+        ) from None
+    except ValueError as exc:  # an integer past Python's 4,300-digit conversion limit
+        raise ParseError(f"{name}: not a disksleuth export ({_first_line(exc)[:80]})") from None
+
+
+def _export_docs(bundle: Any, name: str) -> list[dict[str, Any]]:
     from disksleuth.doc import SCHEMA
     from disksleuth.doc.validate import check_run_doc
     from disksleuth.errors import ParseError
 
-    def no_constants(word: str) -> None:
-        raise ParseError(f"{name}: not JSON ({word} is not a number JSON allows)")
-
-    try:
-        bundle = json.loads(text, parse_constant=no_constants)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"{name}: not JSON ({exc.msg} at line {exc.lineno})") from None
-    except RecursionError:
-        raise ParseError(f"{name}: nested too deeply to be a disksleuth export") from None
-    except ValueError as exc:  # an integer past Python's 4,300-digit conversion limit
-        raise ParseError(f"{name}: not a disksleuth export ({_first_line(exc)[:80]})") from None
     if not isinstance(bundle, dict) or bundle.get("schema") != SCHEMA or not isinstance(bundle.get("runs"), list):
         raise ParseError(f"{name}: not a disksleuth export (expected schema {SCHEMA} and a runs list)")
     docs = bundle["runs"]
@@ -1004,6 +1240,8 @@ def read_export(text: str, name: str = "export") -> list[dict[str, Any]]:
             raise ParseError(f"{name}: run {i + 1} is not valid: {_clip(str(exc))}") from None
         # An export never carries a serial in the clear; drop one if a hand-made file does.
         doc["device"] = {k: v for k, v in (doc.get("device") or {}).items() if k != "serial"}
+        if doc.get("health") is not None:
+            doc["health"] = _without_health_serials(doc["health"])
     return docs
 
 
@@ -1013,15 +1251,12 @@ def _clip(text: str, limit: int = 200) -> str:
 
 
 def read_export_file(path: str) -> list[dict[str, Any]]:
-    from disksleuth.errors import ParseError
     from disksleuth.infile import read_user_file
 
     data = read_user_file(path, MAX_EXPORT_BYTES, "a disksleuth export")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ParseError(f"{path}: not UTF-8 text, not a disksleuth export") from None
-    return read_export(text, path)
+    bundle = _decode_export(data, path)
+    del data  # the file's bytes are not needed beside its values
+    return _export_docs(bundle, path)
 
 
 def export_bundle(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -1031,8 +1266,20 @@ def export_bundle(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def write_export(path: str, docs: Sequence[dict[str, Any]]) -> None:
+    """An export file that `import` reads back whole: each run meets the bounds import applies (the same
+    check_run_doc), or nothing is written and the run is named."""
+    from disksleuth.doc.validate import check_run_doc
+    from disksleuth.errors import ParseError
     from disksleuth.outfile import write_private_text
 
+    for doc in docs:
+        try:
+            check_run_doc(doc, "run")
+        except ParseError as exc:
+            shown = doc.get("run", {}).get("id")
+            raise UsageError(
+                f"run {shown} cannot be exported: import would refuse it ({_clip(str(exc))}); nothing written"
+            ) from None
     write_private_text(path, json.dumps(export_bundle(docs), indent=1))
 
 
@@ -1065,17 +1312,36 @@ def keep_unsaved(doc: dict[str, Any], tags: Sequence[str], note: str | None) -> 
     raise StoreError("cannot keep the run in a file either (" + "; ".join(problems) + ")")
 
 
-_AGE_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_DAY_S = 86400
+# Only units nobody misreads: `m` is minutes to some and months to others (`--older-than 6m` deleted
+# everything older than six minutes from someone who meant six months), so it is refused.
+_AGE_UNITS = {
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), 1),
+    **dict.fromkeys(("min", "mins", "minute", "minutes"), 60),
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), 3600),
+    **dict.fromkeys(("d", "day", "days"), _DAY_S),
+    **dict.fromkeys(("w", "wk", "wks", "week", "weeks"), 7 * _DAY_S),
+    **dict.fromkeys(("mo", "mon", "mons", "month", "months"), 30 * _DAY_S),
+    **dict.fromkeys(("y", "yr", "yrs", "year", "years"), 365 * _DAY_S),
+}
 
 
 def parse_age_s(text: str) -> float:
-    """'30d', '12h', '2w', '90min' -> seconds (a bare number is days)."""
+    """'30d', '12h', '2w', '90min', '6mo', '1y', '3 days' -> seconds (a bare number is days; a month is 30
+    days, a year 365)."""
     import re
 
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(s|min|m|h|d|w)?\s*", text or "")
+    shown = text if len(text or "") <= 40 else text[:37] + "..."
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text or "")
     if not m:
-        raise UsageError(f"--older-than {text!r}: give an age such as 30d, 12h, 2w or 90min")
-    value = float(m.group(1)) * _AGE_UNITS[m.group(2) or "d"]
+        raise UsageError(f"--older-than {shown!r}: give an age such as 30d, 12h, 2w, 90min, 6mo or 1y")
+    unit = m.group(2).lower()
+    if unit == "m":
+        number = m.group(1)
+        raise UsageError(f"--older-than {shown!r}: m could be minutes or months; write {number}min or {number}mo")
+    if unit and unit not in _AGE_UNITS:
+        raise UsageError(f"--older-than {shown!r}: unknown unit {m.group(2)!r}; use min, h, d, w, mo or y")
+    value = float(m.group(1)) * _AGE_UNITS[unit or "d"]
     if not math.isfinite(value):
-        raise UsageError(f"--older-than {text!r}: too large")
+        raise UsageError(f"--older-than {shown!r}: too large")
     return value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -11,8 +12,8 @@ from disksleuth.store.db import FINDINGS, RUNS, TEST_FIGURES, TESTS, Store, capp
 
 
 def _existing_store(db_url: str | None) -> Store:
-    """Readers never create a store: a missing one is StoreMissing, one line."""
-    return Store(db_url, create=False)
+    """Readers never create a store (a missing one is StoreMissing, one line), nor write to one."""
+    return Store(db_url, create=False, read_only=True)
 
 
 def epoch_s(iso: str | None) -> float | None:
@@ -112,3 +113,35 @@ def latest_runs_per_host_device(db_url: str | None, host: str | None = None) -> 
         r["seq_read_mbps"] = figures[r["id"]].get("read_mbps")
         r["seq_write_mbps"] = figures[r["id"]].get("write_mbps")
     return runs
+
+
+class SerialKeys:
+    """The key the exporter's serial ids are made with: DISKSLEUTH_SERIAL_KEY when a fleet sets one, else the
+    key of the store it reads (so the exporter and the store agree), else none and no ids. While there is no
+    store key it looks again at most once a `retry_s`, so a store made after the exporter started is used
+    without a restart, and a scrape does not pay for a second store connection each time."""
+
+    def __init__(self, db_url: str | None, retry_s: float = 60.0, environ: Mapping[str, str] | None = None):
+        from disksleuth import serials
+
+        self._key = serials.key_from_env(environ)  # a fleet key too short to be safe is refused at start
+        self._db_url = db_url
+        self._retry_s = retry_s
+        self._looked_at: float | None = None
+
+    def get(self) -> bytes | None:
+        import time
+
+        from disksleuth.errors import DisksleuthError
+
+        if self._key is not None:
+            return self._key
+        if self._looked_at is not None and time.monotonic() - self._looked_at < self._retry_s:
+            return None
+        self._looked_at = time.monotonic()
+        try:
+            with _existing_store(self._db_url) as store:
+                self._key = store.serial_key
+        except DisksleuthError:
+            pass  # no store yet, or unreadable: the bench figures say so (disksleuth_store_up)
+        return self._key
