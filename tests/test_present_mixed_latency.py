@@ -10,7 +10,7 @@ import pytest
 from conftest import FIO_FIXTURES, findings_exit, loop_device, needs_fio, needs_loop
 
 from disksleuth.analysis.results import result_from_fio
-from disksleuth.doc.run import test_to_dict
+from disksleuth.doc.run import test_to_dict as result_to_dict
 from disksleuth.model.run import Run
 from disksleuth.present.bench_view import render_run
 from disksleuth.probe.fio_parse import aggregate, parse_fio_json
@@ -34,7 +34,7 @@ def test_each_direction_keeps_its_own_latency():
     assert t.write_lat_p99_us == pytest.approx(477.18, abs=0.01)
     assert t.read_lat_mean_us == pytest.approx(531.39, abs=0.01)
     assert t.lat_p99_us == t.write_lat_p99_us  # the combined figure stays the busier direction's
-    doc = test_to_dict(t)
+    doc = result_to_dict(t)
     assert doc["read_lat_p99_us"] == t.read_lat_p99_us and doc["write_lat_p50_us"] == t.write_lat_p50_us
 
 
