@@ -68,14 +68,14 @@ class Profile:
         return max(1, round(self.min_seconds(spec)))
 
 
-def _seq(bs_label: str, bs: int, qd: int, jobs: int, direction: str, **kw: object) -> TestSpec:
+def _seq(bs_label: str, bs: int, qd: int, jobs: int, direction: str) -> TestSpec:
     rw = "read" if direction == "read" else "write"
-    return TestSpec(f"SEQ{bs_label}_Q{qd}T{jobs}_{direction}", rw, bs, qd, jobs, **kw)  # type: ignore[arg-type]
+    return TestSpec(f"SEQ{bs_label}_Q{qd}T{jobs}_{direction}", rw, bs, qd, jobs)
 
 
-def _rnd(qd: int, jobs: int, direction: str, **kw: object) -> TestSpec:
+def _rnd(qd: int, jobs: int, direction: str, *, sync: bool = False) -> TestSpec:
     rw = "randread" if direction == "read" else "randwrite"
-    return TestSpec(f"RND4K_Q{qd}T{jobs}_{direction}", rw, 4 * KIB, qd, jobs, **kw)  # type: ignore[arg-type]
+    return TestSpec(f"RND4K_Q{qd}T{jobs}_{direction}", rw, 4 * KIB, qd, jobs, sync=sync)
 
 
 PROFILES: dict[str, Profile] = {

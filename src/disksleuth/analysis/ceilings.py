@@ -15,6 +15,8 @@ Facts (DESIGN.md "The link chain and its ceilings"):
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from disksleuth.model import Hop, HopCeiling, LinkChain, MmcHop, PcieHop, SataHop, UsbHop, VirtualHop
 
 PCIE_PRACTICAL_FACTOR = 0.9
@@ -124,7 +126,10 @@ def pcie_fact(speed_gtps: float | None, width: int | None) -> str | None:
     )
 
 
-def _min_known(*values: float | int | None) -> float | int | None:
+_Number = TypeVar("_Number", int, float)
+
+
+def _min_known(*values: _Number | None) -> _Number | None:
     known = [v for v in values if v is not None]
     return min(known) if known else None
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from disksleuth.model.fio import StatusSample
@@ -172,6 +172,11 @@ def headline(t: TestResult) -> float:
     return (t.read_mbps or 0.0) + (t.write_mbps or 0.0)
 
 
+def _median_known(values: Iterable[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return round(statistics.median(known), 2) if known else None
+
+
 def median_of_passes(passes: Sequence[Sequence[TestResult]]) -> tuple[TestResult, ...]:
     """bench --repeat: each test's figures as medians over the passes, with the spread across them.
 
@@ -182,10 +187,6 @@ def median_of_passes(passes: Sequence[Sequence[TestResult]]) -> tuple[TestResult
         runs = [p[i] for p in passes]
         values = [headline(r) for r in runs]
         middle = sorted(runs, key=headline)[(len(runs) - 1) // 2]
-        medians = {}
-        for key in ("read_mbps", "read_iops", "write_mbps", "write_iops"):
-            known = [getattr(r, key) for r in runs if getattr(r, key) is not None]
-            medians[key] = round(statistics.median(known), 2) if known else None
         centre = statistics.median(values)
         spread = round(100.0 * (max(values) - min(values)) / centre, 2) if centre > 0 else None
         note = (
@@ -195,7 +196,10 @@ def median_of_passes(passes: Sequence[Sequence[TestResult]]) -> tuple[TestResult
         out.append(
             replace(
                 middle,
-                **medians,
+                read_mbps=_median_known(r.read_mbps for r in runs),
+                read_iops=_median_known(r.read_iops for r in runs),
+                write_mbps=_median_known(r.write_mbps for r in runs),
+                write_iops=_median_known(r.write_iops for r in runs),
                 repeat_values=tuple(round(v, 2) for v in values),
                 repeat_spread_pct=spread,
                 notes=(*middle.notes, note),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TypedDict
 
 from disksleuth.model.fio import FioDirection, FioJob, StatusSample
 from disksleuth.model.run import SeriesPoint, TestResult
@@ -87,18 +88,37 @@ def _wall_delta(prev: StatusSample, s: StatusSample) -> float:
     return s.elapsed_s - prev.elapsed_s
 
 
-def direction_latency(read: FioDirection | None, write: FioDirection | None) -> dict[str, float | None]:
+class DirectionLatency(TypedDict, total=False):
+    """The per-direction latency fields of a TestResult, present only for a mixed test."""
+
+    read_lat_mean_us: float | None
+    read_lat_p50_us: float | None
+    read_lat_p99_us: float | None
+    read_lat_p999_us: float | None
+    read_lat_max_us: float | None
+    write_lat_mean_us: float | None
+    write_lat_p50_us: float | None
+    write_lat_p99_us: float | None
+    write_lat_p999_us: float | None
+    write_lat_max_us: float | None
+
+
+def direction_latency(read: FioDirection | None, write: FioDirection | None) -> DirectionLatency:
     """read_lat_*_us and write_lat_*_us when both directions ran (a mixed test); empty otherwise."""
     if not (read is not None and read.active and write is not None and write.active):
         return {}
-    out: dict[str, float | None] = {}
-    for name, d in (("read", read), ("write", write)):
-        out[f"{name}_lat_mean_us"] = _us(d.lat_mean_ns)
-        out[f"{name}_lat_p50_us"] = _pct(d, 50.0)
-        out[f"{name}_lat_p99_us"] = _pct(d, 99.0)
-        out[f"{name}_lat_p999_us"] = _pct(d, 99.9)
-        out[f"{name}_lat_max_us"] = _us(d.lat_max_ns)
-    return out
+    return {
+        "read_lat_mean_us": _us(read.lat_mean_ns),
+        "read_lat_p50_us": _pct(read, 50.0),
+        "read_lat_p99_us": _pct(read, 99.0),
+        "read_lat_p999_us": _pct(read, 99.9),
+        "read_lat_max_us": _us(read.lat_max_ns),
+        "write_lat_mean_us": _us(write.lat_mean_ns),
+        "write_lat_p50_us": _pct(write, 50.0),
+        "write_lat_p99_us": _pct(write, 99.0),
+        "write_lat_p999_us": _pct(write, 99.9),
+        "write_lat_max_us": _us(write.lat_max_ns),
+    }
 
 
 def result_from_fio(

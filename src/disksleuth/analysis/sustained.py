@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from disksleuth.model import Finding
 from disksleuth.model.fio import BwLogEntry
@@ -257,10 +257,15 @@ def analyse(
     duration = points[-1].t_s if points else 0.0
     peak = max((c for _, c in temperatures), default=None)
     overall = round(written / duration / 1e6, 1) if duration > 0 else None
-    common = dict(
+    # What was measured; each outcome below adds its verdict.
+    measured = Sustained(
         written_bytes=written,
         duration_s=duration,
+        cache_exhausted_at_bytes=None,
+        burst_mbps=None,
+        sustained_mbps=None,
         phases=phases,
+        cause=None,
         points=points,
         temperatures=tuple(temperatures),
         temperature_peak_c=peak,
@@ -268,27 +273,21 @@ def analyse(
         stopped_by=stopped_by,
     )
     if len(points) < 2 * MIN_PHASE_POINTS:  # too few windows to tell a phase from a wobble: no verdict at all
-        return Sustained(
-            cache_exhausted_at_bytes=None,
-            burst_mbps=None,
-            sustained_mbps=None,
-            cause=None,
+        return replace(
+            measured,
             reason=(
                 f"too short to judge: {len(points)} bandwidth-log window{'s' if len(points) != 1 else ''} "
                 f"in {duration:g} s, at least {2 * MIN_PHASE_POINTS} of {LOG_AVG_MS} ms are needed to tell phases "
                 "apart: give a larger --size"
             ),
             judged=False,
-            **common,  # type: ignore[arg-type]
         )
     if not cliffs:
-        return Sustained(
-            cache_exhausted_at_bytes=None,
+        return replace(
+            measured,
             burst_mbps=overall,
             sustained_mbps=overall,
-            cause=None,
             reason=f"no drop of {CLIFF_DROP_PCT:.0f}% or more that lasted: the rate held",
-            **common,  # type: ignore[arg-type]
         )
     cliff = phases[cliffs[0]]
     settled = _settled_after(phases[cliffs[0] + 1 :], duration - cliff.end_s)
@@ -313,7 +312,8 @@ def analyse(
         shown = temp if temp is not None else peak
         cause = "cache"
         reason = f"{shown:g} °C at the drop, below the {warning_c:g} °C warning threshold: not heat"
-    return Sustained(
+    return replace(
+        measured,
         cache_exhausted_at_bytes=at_bytes if cause == "cache" else None,
         burst_mbps=burst,
         sustained_mbps=sustained,
@@ -323,7 +323,6 @@ def analyse(
         drop_pct=drop,
         temperature_at_cliff_c=temp,
         reason=reason,
-        **common,  # type: ignore[arg-type]
     )
 
 

@@ -138,9 +138,8 @@ def link_limited(device: Device, chain: LinkChain, figures: Figures) -> Finding 
         return None
     straddles = low < threshold
     capable = chain.capable_ceiling_mbps
+    # A warning when there is headroom: the drive, or the same path at its best rates, could go faster than this link.
     headroom = _headroom(device, chain)
-    # A warning when the drive, or the same path at its best rates, could go faster than this link.
-    fixable = headroom is not None
     hop = chain.bottleneck
     if straddles:
         message = (
@@ -155,7 +154,7 @@ def link_limited(device: Device, chain: LinkChain, figures: Figures) -> Finding 
         )
     if hop.fact:
         message += f" ({hop.fact}.)"
-    if fixable:
+    if headroom is not None:
         hint = f"{headroom[1][0].upper()}{headroom[1][1:]}: see the link findings for how."
     else:
         hint = _faster_path_hint(chain)
@@ -175,7 +174,7 @@ def link_limited(device: Device, chain: LinkChain, figures: Figures) -> Finding 
         evidence |= {"seq_interval_mbps": [round(low, 1), round(high, 1)], "straddles_threshold": straddles}
     return Finding(
         code="link_limited",
-        severity="info" if straddles or not fixable else "warn",
+        severity="info" if straddles or headroom is None else "warn",
         message=message,
         evidence=evidence,
         hint=hint,
@@ -186,7 +185,7 @@ def cache_suspected(device: Device, chain: LinkChain, figures: Figures) -> Findi
     seq, ceiling, interval = figures.best_seq_mbps, chain.current_ceiling_mbps, figures.best_seq_interval
     reasons = []
     straddles = False
-    if interval is not None and ceiling is not None:
+    if interval is not None and ceiling is not None and seq is not None:  # an interval is around a seq figure
         low, high = interval
         link = chain.bottleneck.label if chain.bottleneck else "link"
         if low > ceiling * CACHE_TOLERANCE:
@@ -219,7 +218,6 @@ def cache_suspected(device: Device, chain: LinkChain, figures: Figures) -> Findi
         reasons.append(host_cache)
     if not reasons:
         return None
-    only_host_cache = host_cache is not None and len(reasons) == 1
     if figures.measured_direct:
         # disksleuth measured with fio --direct=1: this system's page cache is not it; never advise a rerun of itself.
         hint = (
@@ -237,14 +235,14 @@ def cache_suspected(device: Device, chain: LinkChain, figures: Figures) -> Findi
             " On a virtual disk the host decides: its page cache (QEMU cache=writeback, the default for many "
             "setups) takes writes at memory speed; measure on the host, or give the guest cache=none."
         )
-    if only_host_cache:
+    if host_cache is not None and len(reasons) == 1:
         # No hardware ceiling is known on a virtual disk: only that writes beat reads, which real media do not.
         message = host_cache[0].upper() + host_cache[1:] + "."
     elif straddles and len(reasons) == 1:
         message = "The result may be faster than the hardware allows: " + "; ".join(reasons) + "."
     else:
         message = "The result is faster than the hardware allows: " + "; ".join(reasons) + "."
-    iops_evidence = {f"rand_{d}_mbps": round(m, 1) for d, _, m in iops_over}
+    iops_evidence: dict[str, float | str] = {f"rand_{d}_mbps": round(m, 1) for d, _, m in iops_over}
     if iops_over:
         iops_evidence["arithmetic"] = "; ".join(
             f"{i:,.0f} {d} IOPS x {RANDOM_BS_BYTES} B = {m:,.1f} MB/s" for d, i, m in iops_over
@@ -443,7 +441,11 @@ def ok_finding(device: Device, chain: LinkChain, figures: Figures) -> Finding:
             f"{_pct_text(seq, chain.current_ceiling_mbps)} of the ~{chain.current_ceiling_mbps:,.0f} MB/s {link}, "
             f"so the link is not the bottleneck here: {NOT_THE_LINK}."
         )
-        evidence = {"seq_mbps": seq, "ceiling_mbps": chain.current_ceiling_mbps, "share_pct": share}
+        evidence: dict[str, float | None] = {
+            "seq_mbps": seq,
+            "ceiling_mbps": chain.current_ceiling_mbps,
+            "share_pct": share,
+        }
     elif chain.current_ceiling_mbps is None and chain.hops and chain.hops[0].hop.kind == "virtual":
         message = (
             f"Nothing wrong found. {device.path} is a {device.transport} device with no physical link, "

@@ -11,6 +11,7 @@ import contextlib
 import os
 import warnings
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from disksleuth import __version__
 from disksleuth.cli import explain, fleet, health, history, inventory, measure, options
@@ -56,7 +57,7 @@ def _parser_class(env: Environment) -> type[argparse.ArgumentParser]:
     class Parser(argparse.ArgumentParser):
         """One clear line on bad usage, not a usage dump."""
 
-        def error(self, message: str) -> None:  # type: ignore[override]
+        def error(self, message: str) -> NoReturn:
             line = f"{plain(message)} (see '{self.prog} --help')"  # it may quote what was typed
             if env.json_errors:
                 _emit_error(env, "usage", line)
@@ -148,7 +149,8 @@ def _warning_printer(env: Environment) -> Callable[..., None]:
 
 def _check_global_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """A global option given before a command that has no use for it is an error, not silently ignored."""
-    command = parser._subparsers._group_actions[0].choices[args.command]  # type: ignore[union-attr]
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    command = sub.choices[args.command]
     own = {a.dest for a in command._actions}
     for name in options.GLOBAL_DEFAULTS:
         if hasattr(args, name) and name not in own:

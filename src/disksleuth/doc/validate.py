@@ -145,7 +145,7 @@ def check_type(value: Any, hint: Any, path: str, name: str = "", depth: int = 0)
             _fail(path, "expected a list")
         for i, item in enumerate(value):
             check_type(item, typing.get_args(hint)[0], f"{path}[{i}]", name, depth + 1)
-    elif dataclasses.is_dataclass(hint):
+    elif isinstance(hint, type) and dataclasses.is_dataclass(hint):  # a class, never an instance, in a hint
         check_fields(value, hint, path, depth + 1)
     else:  # an annotation this checker does not know: at least plain, bounded JSON
         check_plain(value, path, depth)
@@ -173,7 +173,7 @@ def check_fields(
             check_plain(item, f"{path}.{key}", depth + 1)
 
 
-def _required(f: dataclasses.Field) -> bool:
+def _required(f: dataclasses.Field[Any]) -> bool:
     return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
 
 

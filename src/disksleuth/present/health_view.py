@@ -49,7 +49,7 @@ def self_test_line(t: SelfTest, power_on_hours: int | None) -> str:
     if t.in_progress:
         left = f", {t.remaining_pct}% remaining" if t.remaining_pct is not None else ""
         return f"[cyan]{escape(t.kind)}: running{left}[/cyan]"
-    style = {True: "green", False: "bold red"}.get(t.passed, "yellow")  # type: ignore[call-overload]
+    style = "yellow" if t.passed is None else "green" if t.passed else "bold red"
     text = f"[{style}]{escape(t.kind)}: {escape(t.status)}[/{style}]"
     if t.power_on_hours is not None:
         text += f", at {t.power_on_hours:,} h"

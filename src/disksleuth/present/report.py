@@ -65,6 +65,8 @@ tr.cache td:first-child::after { content: " *"; color: #9a6700; font-weight: 700
 
 # Colour-blind-safe colours (Okabe & Ito, "Color Universal Design", 2008), without their yellow,
 # which vanishes on white paper.
+ChartFilter = Callable[[dict[str, Any]], bool]  # which of a run document's tests a chart shows
+
 RUN_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#999999")
 
 
@@ -151,7 +153,7 @@ def _spans_decades(values: list[float]) -> bool:
 def _log_floor(values: list[float]) -> float:
     """A decade below the smallest value, so the shortest bar still shows above the axis floor."""
     smallest = min(v for v in values if v and v > 0)
-    return 10 ** math.floor(math.log10(smallest) - 0.3)
+    return 10.0 ** math.floor(math.log10(smallest) - 0.3)
 
 
 def _fmt(v: float) -> str:
@@ -169,7 +171,7 @@ def _wrap(text: str, width: int = 18) -> str:
 # --- charts across runs -----------------------------------------------------------------------
 
 
-def bar_figure(docs: list[dict[str, Any]], metric: str, title: str, test_filter: Callable[[dict], bool]) -> Any:
+def bar_figure(docs: list[dict[str, Any]], metric: str, title: str, test_filter: ChartFilter) -> Any:
     """Horizontal bars, one group per test and one bar per run, value at the end of each bar.
 
     Horizontal so test names never rotate and 6 runs x 8 tests stay legible at the page width; a log
@@ -491,7 +493,7 @@ def _chart_text(value: Any) -> Any:
     return value
 
 
-def bar_chart(docs: list[dict[str, Any]], metric: str, title: str, test_filter: Callable[[dict], bool]) -> str | None:
+def bar_chart(docs: list[dict[str, Any]], metric: str, title: str, test_filter: ChartFilter) -> str | None:
     return _svg(bar_figure(_chart_text(docs), metric, title, test_filter))
 
 
@@ -549,9 +551,9 @@ def sustained_chart(doc: dict[str, Any]) -> str | None:
     """The sustained fill: MB/s against GB written, each phase shaded with its rate, the cliff marked, and the
     drive temperature (placed by the bytes written at its time) on a second axis beside it."""
     fill = doc.get("sustained") or next((t["sustained"] for t in doc.get("tests") or [] if t.get("sustained")), None)
-    points = (fill or {}).get("points") or []
-    if not points:
+    if not fill or not fill.get("points"):
         return None
+    points = fill["points"]
     plt = _plt()
     fig, ax = plt.subplots(figsize=(CHART_WIDTH_IN, 2.9))
     gb = [p["written_bytes"] / 1e9 for p in points]
@@ -573,7 +575,8 @@ def sustained_chart(doc: dict[str, Any]) -> str | None:
     temps = fill.get("temperature_series") or []
     if temps:
         # A temperature reading's place on the byte axis: the bytes written by its time.
-        ts, bs = [p["t_s"] for p in points], [p["written_bytes"] for p in points]
+        ts: list[float] = [p["t_s"] for p in points]
+        bs: list[int] = [p["written_bytes"] for p in points]
 
         def at(t: float) -> float:
             for j, tj in enumerate(ts):

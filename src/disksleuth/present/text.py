@@ -9,13 +9,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, cast
 
 from disksleuth.model import Device, Finding, LinkChain, PcieHop, SataHop, UsbHop
 from disksleuth.units import fmt_bytes, fmt_mbps
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, JustifyMethod
 
     from disksleuth.analysis.pci import LinkStatus
 
@@ -113,7 +113,9 @@ def console() -> Console:
     # unless COLUMNS says otherwise.
     columns = str(_settings["columns"] if _settings["columns"] is not None else os.environ.get("COLUMNS", ""))
     width = int(columns) if columns.isdigit() and int(columns) > 0 else 160
-    return Console(highlight=False, soft_wrap=False, width=width, no_color=no_color, file=_TrimmedLines())  # type: ignore[arg-type]
+    # rich only writes, flushes and asks isatty() of its file: _TrimmedLines does those three.
+    file = cast("IO[str]", _TrimmedLines())
+    return Console(highlight=False, soft_wrap=False, width=width, no_color=no_color, file=file)
 
 
 def fmt_num(v: float | None, digits: int = 0) -> str:
@@ -184,7 +186,7 @@ def _fstypes(dev: Device) -> str:
 # Column headers as lsblk names them (LOG-SEC, PHY-SEC, ROTA), so the sector sizes say which is which.
 # (header, justify, drop rank): on a narrow terminal the lowest rank is left out first and rank 0
 # never (print_fitted_table); device, size, the link and its ceiling always stay.
-DEVICE_COLUMNS = (
+DEVICE_COLUMNS: tuple[tuple[str, JustifyMethod, int], ...] = (
     ("device", "left", 0),
     ("transport", "left", 8),
     ("size", "right", 0),
@@ -302,7 +304,7 @@ def clip_words(text: str, width: int) -> str:
 def render_links(statuses: list[LinkStatus]) -> None:
     out = console()
     # (header, justify, drop rank): the BDF, the negotiated and capable links and the flag always stay.
-    columns = (
+    columns: tuple[tuple[str, JustifyMethod, int], ...] = (
         ("function", "left", 0),
         ("name", "left", 7),
         ("kind", "left", 4),
@@ -386,7 +388,7 @@ _GAP = 2  # box=None, padding (0, 1), pad_edge=False: two spaces between columns
 @dataclass(frozen=True)
 class Col:
     header: str
-    justify: str = "right"
+    justify: JustifyMethod = "right"
     drop: int = 0  # 0: always kept; otherwise dropped in increasing order when the table is too wide
 
 
@@ -447,7 +449,7 @@ def print_fitted_table(
     keep, widths = fitted
     table = Table(box=None, header_style="bold", pad_edge=False, show_edge=False)
     for i, w in zip(keep, widths, strict=True):
-        table.add_column(cols[i].header, justify=cols[i].justify, width=w)  # type: ignore[arg-type]
+        table.add_column(cols[i].header, justify=cols[i].justify, width=w)
     previous = None
     for n, row in enumerate(rows):
         cells = [row[i] for i in keep]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from typing import Any
 
 from disksleuth.errors import ParseError
 from disksleuth.model.fio import FioDirection, FioJob, FioReport
@@ -26,13 +27,13 @@ _NOISE_RE = re.compile(r"^(fio|note|warning|fio-\d)[:\s]", re.IGNORECASE)
 _DOC_START_RE = re.compile(r"^\{", re.MULTILINE)
 
 
-def split_documents(buf: str) -> tuple[list[dict], list[str], str]:
+def split_documents(buf: str) -> tuple[list[dict[str, Any]], list[str], str]:
     """Split a stream of back-to-back JSON documents and stray text lines.
 
     Returns (documents, stray lines, unparsed remainder). The remainder is an incomplete document
     at the end of the buffer (more may come), or '' when everything was consumed.
     """
-    docs: list[dict] = []
+    docs: list[dict[str, Any]] = []
     stray: list[str] = []
     pos = 0
     n = len(buf)
@@ -79,7 +80,7 @@ def parse_fio_json(text: str) -> FioReport:
     return report_from_document(fio_docs[-1], tuple(stray))
 
 
-def report_from_document(doc: dict, messages: tuple[str, ...] = ()) -> FioReport:
+def report_from_document(doc: dict[str, Any], messages: tuple[str, ...] = ()) -> FioReport:
     jobs = doc.get("jobs") if isinstance(doc, dict) else None
     if not isinstance(jobs, list):
         raise ParseError("fio JSON has no 'jobs' list")
@@ -125,7 +126,7 @@ def _float(v: object) -> float | None:
     return v if isinstance(v, float) and math.isfinite(v) and v >= 0 else None
 
 
-def _lat(d: dict, key_ns: str, key_us: str) -> tuple[dict | None, float]:
+def _lat(d: dict[str, Any], key_ns: str, key_us: str) -> tuple[dict[str, Any] | None, float]:
     """A latency object and the factor that converts its values to ns."""
     if isinstance(d.get(key_ns), dict):
         return d[key_ns], 1.0
@@ -172,7 +173,7 @@ def _finite(v: float) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _job(j: dict) -> FioJob:
+def _job(j: dict[str, Any]) -> FioJob:
     return FioJob(
         name=str(j.get("jobname", "")),
         error=_int(j.get("error")) or 0,
@@ -193,8 +194,8 @@ def _merge_dir(dirs: list[FioDirection | None]) -> FioDirection | None:
     if len(present) == 1:
         return present[0]
     total_ios = sum(d.total_ios for d in present)
-    weighted = [d for d in present if d.lat_mean_ns is not None and d.total_ios]
-    mean = sum(d.lat_mean_ns * d.total_ios for d in weighted) / total_ios if weighted and total_ios else None
+    weighted = [(d.lat_mean_ns, d.total_ios) for d in present if d.lat_mean_ns is not None and d.total_ios]
+    mean = sum(lat_ns * ios for lat_ns, ios in weighted) / total_ios if weighted and total_ios else None
     maxes = [d.lat_max_ns for d in present if d.lat_max_ns is not None]
     # Percentiles of separate jobs cannot be merged exactly; the worst job's value is a safe bound.
     keys = set().union(*(d.percentiles_ns for d in present))

@@ -66,8 +66,8 @@ def lookup_pci_names(
                 blocks[v] = (None, 0, 0)
             else:
                 body = pos + 7  # "\n" + 4 hex digits + 2 spaces
-                end = _TOP_LEVEL_LINE.search(text, body)
-                blocks[v] = (_name(text, body), body, end.start() if end else len(text))
+                next_vendor = _TOP_LEVEL_LINE.search(text, body)
+                blocks[v] = (_name(text, body), body, next_vendor.start() if next_vendor else len(text))
         vendor_name, start, end = blocks[v]
         device_name = None
         if vendor_name is not None and device and len(device) == 4:

@@ -87,9 +87,14 @@ def _get(d: Any, *path: str) -> Any:
     return d
 
 
-def _list(v: Any) -> list:
+def _list(v: Any) -> list[Any]:
     """A JSON array, or nothing: `x or []` lets a number or string through to a for loop."""
     return v if isinstance(v, list) else []
+
+
+def _dict(v: Any) -> dict[str, Any]:
+    """A JSON object, or an empty one."""
+    return v if isinstance(v, dict) else {}
 
 
 def _when_failed(text: Any) -> str | None:
@@ -97,12 +102,12 @@ def _when_failed(text: Any) -> str | None:
     return t if t in ("now", "past") else None
 
 
-def ata_attributes(doc: dict) -> tuple[SmartAttribute, ...]:
+def ata_attributes(doc: dict[str, Any]) -> tuple[SmartAttribute, ...]:
     out = []
     for a in _list(_get(doc, "ata_smart_attributes", "table")):
         if not isinstance(a, dict) or _int(a.get("id")) is None:
             continue
-        raw = a.get("raw") if isinstance(a.get("raw"), dict) else {}
+        raw = _dict(a.get("raw"))
         raw_value = _int(raw.get("value"))
         out.append(
             SmartAttribute(
@@ -134,7 +139,7 @@ def _nvme_raw(key: str, value: Any) -> str:
     return str(value)
 
 
-def nvme_attributes(doc: dict) -> tuple[SmartAttribute, ...]:
+def nvme_attributes(doc: dict[str, Any]) -> tuple[SmartAttribute, ...]:
     log = doc.get("nvme_smart_health_information_log")
     if not isinstance(log, dict):
         return ()
@@ -150,7 +155,7 @@ def nvme_attributes(doc: dict) -> tuple[SmartAttribute, ...]:
     return tuple(out)
 
 
-def scsi_attributes(doc: dict) -> tuple[SmartAttribute, ...]:
+def scsi_attributes(doc: dict[str, Any]) -> tuple[SmartAttribute, ...]:
     out = []
     log = doc.get("scsi_error_counter_log")
     for direction in ("read", "write", "verify"):
@@ -178,18 +183,18 @@ def scsi_attributes(doc: dict) -> tuple[SmartAttribute, ...]:
     return tuple(out)
 
 
-def parse_attributes(doc: dict) -> tuple[SmartAttribute, ...]:
+def parse_attributes(doc: dict[str, Any]) -> tuple[SmartAttribute, ...]:
     """Whatever the drive speaks: ATA attributes, the NVMe health log, or SCSI counters."""
     return ata_attributes(doc) or nvme_attributes(doc) or scsi_attributes(doc)
 
 
-def _ata_self_test(doc: dict) -> SelfTest | None:
+def _ata_self_test(doc: dict[str, Any]) -> SelfTest | None:
     # -x reads the extended (GP) log, -a the standard (SMART) one; either is newest first.
     for which in ("extended", "standard"):
         table = _get(doc, "ata_smart_self_test_log", which, "table")
         if isinstance(table, list) and table and isinstance(table[0], dict):
             t = table[0]
-            status = t.get("status") if isinstance(t.get("status"), dict) else {}
+            status = _dict(t.get("status"))
             remaining = _int(status.get("remaining_percent"))
             # status value 0xF0-0xFF (240-255): in progress, low nibble x10 = % remaining (ataprint.cpp)
             in_progress = (_int(status.get("value")) or 0) >> 4 == 0xF
@@ -206,7 +211,7 @@ def _ata_self_test(doc: dict) -> SelfTest | None:
     return None
 
 
-def _nvme_self_test(doc: dict) -> SelfTest | None:
+def _nvme_self_test(doc: dict[str, Any]) -> SelfTest | None:
     log = doc.get("nvme_self_test_log")
     if not isinstance(log, dict):
         return None
@@ -235,7 +240,7 @@ def _nvme_self_test(doc: dict) -> SelfTest | None:
     )
 
 
-def _scsi_self_test(doc: dict) -> SelfTest | None:
+def _scsi_self_test(doc: dict[str, Any]) -> SelfTest | None:
     t = doc.get("scsi_self_test_0")
     if not isinstance(t, dict):
         return None
@@ -251,6 +256,6 @@ def _scsi_self_test(doc: dict) -> SelfTest | None:
     )
 
 
-def parse_latest_self_test(doc: dict) -> SelfTest | None:
+def parse_latest_self_test(doc: dict[str, Any]) -> SelfTest | None:
     """The newest self-test entry (or the one running now), whatever the protocol; None when none is logged."""
     return _ata_self_test(doc) or _nvme_self_test(doc) or _scsi_self_test(doc)

@@ -159,11 +159,11 @@ def _str(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 
 
-def _dict(v: Any) -> dict:
+def _dict(v: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
 
 
-def _list(v: Any) -> list:
+def _list(v: Any) -> list[Any]:
     return v if isinstance(v, list) else []
 
 
@@ -186,7 +186,7 @@ def load_json(text: str, what: str, hint: str = "") -> Any:
         raise ParseError(f"the {what} JSON holds an impossible value ({str(exc).split(':')[0][:80]})") from None
 
 
-def load_smartctl_json(text: str) -> dict:
+def load_smartctl_json(text: str) -> dict[str, Any]:
     """The JSON object, or ParseError with one plain reason."""
     if not text.strip():
         raise ParseError("the smartctl output is empty")
@@ -230,8 +230,8 @@ def parse_smartctl_json(text: str) -> Health:
         why = "; ".join(messages) or "; ".join(decode_exit_status(status)) or "no device data in the output"
         raise ParseError(f"no SMART data: {why}")
     nvme = _dict(doc.get("nvme_smart_health_information_log"))
-    table = _list(_get(doc, "ata_smart_attributes", "table"))
-    attrs = {a["id"]: a for a in table if isinstance(a, dict) and _int(a.get("id"))}
+    ata_table = _list(_get(doc, "ata_smart_attributes", "table"))
+    attrs = {a["id"]: a for a in ata_table if isinstance(a, dict) and _int(a.get("id"))}
 
     def ata_raw(attr_id: int) -> int | None:
         return _attr_count(attrs.get(attr_id))
@@ -357,15 +357,17 @@ class _AtaRow:
     raw: int | None
 
 
-def _attribute(a: dict) -> _AtaRow | None:
+def _attribute(a: dict[str, Any]) -> _AtaRow | None:
     attr_id = _int(a.get("id"))
     if attr_id is None:
         return None
-    name = a.get("name") if isinstance(a.get("name"), str) else f"Unknown_Attribute_{attr_id}"
+    name = _str(a.get("name"))
+    if name is None:
+        name = f"Unknown_Attribute_{attr_id}"
     return _AtaRow(id=attr_id, name=name, value=_int(a.get("value")), raw=_attr_count(a))
 
 
-def _capacity_bytes(doc: dict) -> int | None:
+def _capacity_bytes(doc: dict[str, Any]) -> int | None:
     """user_capacity; else the first namespace's size; else the controller's total NVM capacity
     (nvmeprint.cpp: `nvme_total_capacity` = Identify Controller TNVMCAP, printed when namespaces are not)."""
     for path in (("user_capacity", "bytes"), ("nvme_namespaces", 0, "size", "bytes"), ("nvme_total_capacity",)):
@@ -375,7 +377,7 @@ def _capacity_bytes(doc: dict) -> int | None:
     return None
 
 
-def _temperature_sensors(nvme: dict, table: tuple[_AtaRow, ...]) -> tuple[float, ...]:
+def _temperature_sensors(nvme: dict[str, Any], table: tuple[_AtaRow, ...]) -> tuple[float, ...]:
     """NVMe Temperature Sensors 1-8 (nvmeprint.cpp `temperature_sensors`, Kelvin - 273) and every ATA
     temperature attribute (DEFAULT 190 Airflow_Temperature_Cel, 194 Temperature_Celsius; Intel 190
     Drive_Temperature)."""
@@ -385,7 +387,9 @@ def _temperature_sensors(nvme: dict, table: tuple[_AtaRow, ...]) -> tuple[float,
     return tuple(float(a.raw) for a in table if "Temp" in a.name and a.raw is not None and 0 < a.raw < 150)
 
 
-def _percentage_used(doc: dict, nvme: dict, table: tuple[_AtaRow, ...]) -> tuple[int | None, str | None]:
+def _percentage_used(
+    doc: dict[str, Any], nvme: dict[str, Any], table: tuple[_AtaRow, ...]
+) -> tuple[int | None, str | None]:
     """Share of rated endurance used: NVMe percentage_used; else the standard ATA Device Statistics / SCSI
     log page 0x11 figure (smartctl sets `endurance_used.current_percent` from both); else the vendor wear
     attributes (WEAR_NAMES), as 100 minus the normalised value, the most worn one when there are several."""
@@ -405,9 +409,9 @@ def _percentage_used(doc: dict, nvme: dict, table: tuple[_AtaRow, ...]) -> tuple
     return best if best else (None, None)
 
 
-def _interface_errors(doc: dict, table: tuple[_AtaRow, ...]) -> dict[str, int]:
+def _interface_errors(doc: dict[str, Any], table: tuple[_AtaRow, ...]) -> dict[str, int]:
     out = {f"{a.name} (ATA {a.id})": a.raw for a in table if _INTERFACE_NAME.search(a.name) and a.raw is not None}
-    for row in _get(doc, "sata_phy_event_counters", "table") or []:
+    for row in _list(_get(doc, "sata_phy_event_counters", "table")):
         counter_id, value = _int(_get(row, "id")), _int(_get(row, "value"))
         if counter_id in SATA_PHY_CRC_IDS and value is not None:
             out[f"SATA phy {SATA_PHY_CRC_IDS[counter_id]} (0x{counter_id:03x})"] = value
@@ -423,25 +427,25 @@ def _interface_errors(doc: dict, table: tuple[_AtaRow, ...]) -> dict[str, int]:
     return out
 
 
-def _media_errors(doc: dict, nvme: dict, table: tuple[_AtaRow, ...]) -> dict[str, int]:
+def _media_errors(doc: dict[str, Any], nvme: dict[str, Any], table: tuple[_AtaRow, ...]) -> dict[str, int]:
     out = {
         f"{a.name} (ATA {a.id})": a.raw
         for a in table
         if _MEDIA_NAME.search(a.name) and "Rate" not in a.name and a.raw is not None
     }
     # NVMe Media and Data Integrity Errors (SMART / Health log bytes 160-175).
-    if _int(nvme.get("media_errors")) is not None:
-        out["NVMe media and data integrity errors"] = _int(nvme.get("media_errors"))
+    if (nvme_media := _int(nvme.get("media_errors"))) is not None:
+        out["NVMe media and data integrity errors"] = nvme_media
     # SCSI: the grown defect list (READ DEFECT DATA) and errors the drive could not correct (error counter
     # log pages 0x02/0x03/0x05, scsiprint.cpp `total_uncorrected_errors`); pending defects (SBC-4 0x15,0x01).
-    if _int(doc.get("scsi_grown_defect_list")) is not None:
-        out["SCSI grown defects"] = _int(doc.get("scsi_grown_defect_list"))
+    if (grown := _int(doc.get("scsi_grown_defect_list"))) is not None:
+        out["SCSI grown defects"] = grown
     for direction in ("read", "write", "verify"):
         value = _int(_get(doc, "scsi_error_counter_log", direction, "total_uncorrected_errors"))
         if value is not None:
             out[f"SCSI uncorrected {direction} errors"] = value
-    if _int(_get(doc, "scsi_pending_defects", "count")) is not None:
-        out["SCSI pending defects"] = _int(_get(doc, "scsi_pending_defects", "count"))
+    if (pending := _int(_get(doc, "scsi_pending_defects", "count"))) is not None:
+        out["SCSI pending defects"] = pending
     return out
 
 

@@ -20,7 +20,8 @@ from disksleuth.probe.host import host_info
 from disksleuth.probe.memory import target_memory_backing
 from disksleuth.probe.smart import read_health
 from disksleuth.probe.target import TargetInfo, inspect_target
-from disksleuth.run.bench import VIRTUAL, BenchOptions, Events, run_bench
+from disksleuth.run.bench import BenchOptions, Events, run_bench
+from disksleuth.run.plan import VIRTUAL
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from disksleuth.analysis import sustained as phases
 from disksleuth.analysis.results import result_from_fio, series_from_samples
+from disksleuth.model.fio import BwLogEntry, FioJob, StatusSample
 from disksleuth.model.run import TestResult
 from disksleuth.model.sustained import Sustained
 from disksleuth.probe import fio
@@ -49,12 +50,12 @@ def _write(
     runtime_s: float,
     events: Events,
     temperature: Callable[[], float | None],
-) -> tuple[object, list, list[tuple[float, float]], tuple, list[str]]:
+) -> tuple[FioJob, list[StatusSample], list[tuple[float, float]], tuple[BwLogEntry, ...], list[str]]:
     """One logged sequential write: (fio job, status samples, temperatures, bandwidth log, argv)."""
     temps: list[tuple[float, float]] = []
-    live: list = []
+    live: list[StatusSample] = []
 
-    def on_status(sample: fio.StatusSample) -> None:  # type: ignore[name-defined]
+    def on_status(sample: StatusSample) -> None:
         live.append(sample)
         temp = temperature()
         if temp is not None:
@@ -113,7 +114,7 @@ def run_fill(
     )
     result = result_from_fio(
         step.spec,
-        job,  # type: ignore[arg-type]
+        job,
         fio_version=fio_version,
         engine=where.engine,
         fio_command=shell_command(shown),
@@ -142,7 +143,7 @@ def _recovery(
     events.phase(f"idle {idle_s:g} s, then a {size / 1e6:,.0f} MB burst to see how much cache came back", idle_s)
     time.sleep(idle_s)
     job, _, _, entries, _ = _write(step, where, size, step.runtime_s, events, temperature)
-    written = job.write.io_bytes if job.write else 0  # type: ignore[attr-defined]
-    runtime_s = (job.write.runtime_ms if job.write else 0) / 1000.0  # type: ignore[attr-defined]
+    written = job.write.io_bytes if job.write else 0
+    runtime_s = (job.write.runtime_ms if job.write else 0) / 1000.0
     back = phases.recovery(phases.fill_points(entries, total_bytes=written, total_s=runtime_s), idle_s, fill)
     return replace(fill, recovery=back), None
