@@ -53,6 +53,7 @@ def register_fleet(add: AddCommand) -> None:
 
 
 def run_exporter(args: argparse.Namespace, env: Environment) -> int:
+    from disksleuth.model.exporter import Snapshot
     from disksleuth.run import exporter
     from disksleuth.units import parse_positive
 
@@ -65,7 +66,7 @@ def run_exporter(args: argparse.Namespace, env: Environment) -> int:
     db_url = args.db
     serial_key = _serial_keys(args, env)
 
-    def take() -> exporter.Snapshot:
+    def take() -> Snapshot:
         snap = exporter.snapshot(root, cache, db_url, with_bench=not args.no_bench)
         return dataclasses.replace(snap, serial_key=serial_key())
 

@@ -11,4 +11,7 @@ from typing import Any
 
 def load_schema() -> dict[str, Any]:
     """The schema as a dict (JSON Schema draft 2020-12); its `$defs` name each document."""
-    return json.loads(resources.files("disksleuth.doc").joinpath("schema.json").read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(
+        resources.files("disksleuth.doc").joinpath("schema.json").read_text(encoding="utf-8")
+    )
+    return schema

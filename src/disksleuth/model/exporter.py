@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from disksleuth.model import Device, Finding, LinkChain
 
@@ -19,7 +20,7 @@ class DiskState:
 @dataclass(frozen=True)
 class Snapshot:
     disks: tuple[DiskState, ...]
-    bench: tuple[dict, ...]  # latest stored figures per device and test (store.latest.latest_tests)
+    bench: tuple[dict[str, Any], ...]  # latest stored figures per device and test (store.latest.latest_tests)
     bench_error: str | None
     hostname: str
     serial_key: bytes | None = None  # what serial ids are keyed with (serials.py); none: no ids at all

@@ -288,15 +288,13 @@ def read_hops(
     hops: list[Hop] = []
     ancestors = _ancestors(fs, path)  # bottom-up
     names = [os.path.basename(a) for a in ancestors]
-    hop = _mmc_hop(fs, ancestors, names, notes)
-    if hop:
-        hops.append(hop)
-    hop = _sata_hop(fs, ancestors, names, notes)
-    if hop:
-        hops.append(hop)
-    hop = _usb_hop(fs, ancestors, names, notes)
-    if hop:
-        hops.append(hop)
+    for hop in (
+        _mmc_hop(fs, ancestors, names, notes),
+        _sata_hop(fs, ancestors, names, notes),
+        _usb_hop(fs, ancestors, names, notes),
+    ):
+        if hop:
+            hops.append(hop)
     hops.extend(pcie_hops(fs, ancestors, names, notes))
     return tuple(hops)
 

@@ -32,6 +32,8 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable
+from types import FrameType
+from typing import Any
 
 from disksleuth import __version__
 from disksleuth.errors import ParseError, Terminated, UsageError
@@ -496,7 +498,7 @@ def _raise_terminated(signum: int, frame: object) -> None:
     raise Terminated()
 
 
-def _terminate_as_exception() -> signal.Handlers | None:
+def _terminate_as_exception() -> Callable[[int, FrameType | None], Any] | int | None:
     """While unpacking, SIGTERM unwinds like Ctrl-C (so the temp dir is removed) instead of killing
     the process on the spot; a handler someone else installed is left alone."""
     if threading.current_thread() is not threading.main_thread():
@@ -522,12 +524,14 @@ class _BoundedTarInfo(tarfile.TarInfo):
     def _proc_gnulong(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
         if self.size > MAX_EXTENDED_HEADER_BYTES:
             raise tarfile.HeaderError(f"a long-name header of {self.size:,} bytes")
-        return super()._proc_gnulong(tarfile_)  # type: ignore[misc]
+        info: tarfile.TarInfo = super()._proc_gnulong(tarfile_)  # type: ignore[misc]  # private, untyped
+        return info
 
     def _proc_pax(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
         if self.size > MAX_EXTENDED_HEADER_BYTES:
             raise tarfile.HeaderError(f"an extended (pax) header of {self.size:,} bytes")
-        return super()._proc_pax(tarfile_)  # type: ignore[misc]
+        info: tarfile.TarInfo = super()._proc_pax(tarfile_)  # type: ignore[misc]  # private, untyped
+        return info
 
 
 def _name_refusal(member: tarfile.TarInfo) -> str | None:

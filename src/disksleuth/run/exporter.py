@@ -13,6 +13,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.health import health_findings
@@ -88,7 +89,7 @@ def disk_states(devices: list[Device], cache: HealthCache | None) -> tuple[DiskS
     return tuple(out)
 
 
-def latest_bench(db_url: str | None, hostname: str) -> tuple[tuple[dict, ...], str | None]:
+def latest_bench(db_url: str | None, hostname: str) -> tuple[tuple[dict[str, Any], ...], str | None]:
     """The latest stored figures of this host, or () and why not. Never creates a store."""
     from disksleuth.store.latest import latest_tests
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import sys
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public, missing from typeshed
 from typing import Any
 
 _WS = re.compile(rb"[ \t\n\r]*")
@@ -209,7 +209,7 @@ class _Decoder:
             m = _NUMBER_MEMBER.match(data, pos)
             if m is not None:  # the fast path: one match for name, number and what follows
                 raw, text, frac, exp, char = m.groups()
-                key = keys.get(raw)  # type: ignore[assignment]
+                key = keys.get(raw)
                 if key is None:
                     key, pos = self.key(pos)
                 if frac or exp:

@@ -773,7 +773,7 @@ class Store:
         run = doc["run"]
         device = doc.get("device") or {}
         host = run.get("host") or {}
-        run_id = conn.execute(
+        inserted = conn.execute(
             RUNS.insert().values(
                 uuid=run.get("uuid") or str(uuid_mod.uuid4()),
                 kind=run.get("kind") or "bench",  # null reads as the default, as legacy_uuid reads it
@@ -801,7 +801,9 @@ class Store:
                 notes_json=_j(run.get("notes") or []),
                 note=note,
             )
-        ).inserted_primary_key[0]
+        ).inserted_primary_key
+        assert inserted is not None  # an INSERT of one row always has its key
+        run_id = inserted[0]
         for is_ref, tests in ((False, doc.get("tests") or []), (True, doc.get("reference") or [])):
             for pos, t in enumerate(tests):
                 self._save_test(conn, run_id, pos, is_ref, t)
@@ -872,7 +874,7 @@ class Store:
             "id",
             *TEST_FIGURES,
         }
-        row_id = conn.execute(
+        inserted = conn.execute(
             TESTS.insert().values(
                 run_id=run_id,
                 position=pos,
@@ -888,7 +890,9 @@ class Store:
                 extra_json=_j({k: v for k, v in t.items() if k not in base}),
                 **{k: t.get(k) for k in TEST_FIGURES},
             )
-        ).inserted_primary_key[0]
+        ).inserted_primary_key
+        assert inserted is not None  # an INSERT of one row always has its key
+        row_id = inserted[0]
         points = t.get("series") or []
         if points:
             conn.execute(
@@ -984,7 +988,8 @@ class Store:
                 .all()
             )
             tags = self._tags(conn, [run_id]).get(run_id, [])
-        tests, reference = [], []
+        tests: list[dict[str, Any]] = []
+        reference: list[dict[str, Any]] = []
         for t in test_rows:
             doc = {
                 "id": t["test_id"],
@@ -1133,7 +1138,7 @@ _RUN_NAMESPACE = uuid_mod.UUID("6d1f8a52-7c2e-4b7e-9a35-0d15c5e1e7a1")
 def legacy_uuid(run: dict[str, Any]) -> str:
     """The identity of a run recorded before runs carried a uuid: what it ran, where and when. The v3
     migration gives stored runs the same value, so an old export imported twice is still found."""
-    host = run.get("host") if isinstance(run.get("host"), dict) else {}
+    host = run["host"] if isinstance(run.get("host"), dict) else {}
     key = [
         run.get("kind") or "bench",
         run.get("started_at"),
@@ -1224,7 +1229,7 @@ def _export_docs(bundle: Any, name: str) -> list[dict[str, Any]]:
 
     if not isinstance(bundle, dict) or bundle.get("schema") != SCHEMA or not isinstance(bundle.get("runs"), list):
         raise ParseError(f"{name}: not a disksleuth export (expected schema {SCHEMA} and a runs list)")
-    docs = bundle["runs"]
+    docs: list[dict[str, Any]] = bundle["runs"]
     for i, doc in enumerate(docs):
         if not (
             isinstance(doc, dict)
