@@ -233,3 +233,18 @@ def test_check_on_throttled_loop_device_reads_40_and_names_no_link_verdict():
     assert codes == {"memory_backed"}
     assert "tmpfs on /dev/shm" in doc["findings"][0]["message"]
     assert not codes & {"link_limited", "link_downgraded", "slot_limited", "cache_suspected", "usb2_link"}
+
+
+@needs_loop
+@needs_fio
+def test_check_on_a_virtual_disk_says_health_was_not_read_and_why(cli):
+    """A loop device over /dev/shm: no SMART, and check says so in text and in --json (an added field)."""
+    with loop_device(128, fill=True) as dev:
+        name = os.path.basename(dev)
+        doc = cli("check", dev, "--time", "1", "--no-save", "--json").json()
+        text = cli("check", dev, "--time", "1", "--no-save").out
+    assert doc["schema"] == "disksleuth/1"
+    assert doc["health"]["not_read_reason"] == f"no SMART on a virtual disk ({name} is a loop device)"
+    assert doc["health"]["before"] is None  # the existing fields stay
+    (line,) = [line for line in text.splitlines() if line.strip().startswith("health:")]
+    assert line.strip() == f"health: not read: no SMART on a virtual disk ({name} is a loop device)"

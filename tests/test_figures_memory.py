@@ -233,3 +233,16 @@ def test_check_without_fio_shows_chain_and_health_and_says_what_it_skipped(cli, 
     text = cli("check", str(tmp_path), "--no-save")
     assert "skipped the benchmark: fio is not installed; install it with: apt-get install fio" in text.out
     assert "Findings" in text.out
+
+
+# bench follows the documented exit codes: 1 when a finding is at warn (memory_backed on /dev/shm).
+def test_bench_exits_1_on_warn_findings(cli):
+    shm = f"/dev/shm/disksleuth-verdicts-{uuid.uuid4().hex[:8]}"
+    os.makedirs(shm)
+    try:
+        res = cli("bench", shm, "--profile", "mixed", "--time", "1", "--size", "16M", "--no-save", "--json")
+    finally:
+        subprocess.run(["rm", "-rf", shm], check=False)
+    doc = res.json()
+    assert any(f["code"] == "memory_backed" and f["severity"] == "warn" for f in doc["findings"])
+    assert res.code == 1, res.err
