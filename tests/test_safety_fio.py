@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -189,7 +191,11 @@ while not os.path.exists(stop):
 
 def test_racing_symlinks_never_redirect_the_scratch_file(tmp_path):
     """An unprivileged process plants symlinks to a victim under the scratch names for the whole run,
-    in a world-writable, non-sticky directory; the victim stays unchanged."""
+    in a world-writable, non-sticky directory; the victim stays unchanged.
+
+    Two outcomes are right, and which one comes depends on who wins the race: the attacker swapped the
+    private directory between its creation and its opening (disksleuth refuses, exit 2, one line), or it
+    did not (the run completes, every fio job on a file inside disksleuth's own private directory)."""
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         pytest.skip("needs root and setpriv to race as nobody")
     shared = tempfile.mkdtemp(prefix="disksleuth-race-")
@@ -212,12 +218,30 @@ def test_racing_symlinks_never_redirect_the_scratch_file(tmp_path):
         open(stop, "w").close()
         attacker.wait(timeout=10)
         os.unlink(stop)
-        leftovers = [n for n in os.listdir(shared) if os.stat(os.path.join(shared, n)).st_uid == 0]
+        ours = {}  # what root left in the shared directory: name -> (is a directory, mode, what it holds)
+        for name in os.listdir(shared):
+            path = os.path.join(shared, name)
+            st = os.stat(path, follow_symlinks=False)
+            if st.st_uid == 0:
+                held = os.listdir(path) if stat.S_ISDIR(st.st_mode) else None
+                ours[name] = (stat.S_ISDIR(st.st_mode), stat.S_IMODE(st.st_mode), held)
         shutil.rmtree(shared)
-    assert sha256_of(str(victim)) == digest
-    assert res.returncode == findings_exit(res.stdout), res.stderr
-    assert {t["id"] for t in json.loads(res.stdout)["tests"]} >= {"SEQ1M_Q8T1_write", "RND4K_Q32T1_write"}
-    assert leftovers == []  # ours removed, even after the attacker renamed it
+    assert sha256_of(str(victim)) == digest  # whoever won the race
+    doc = json.loads(res.stdout)
+    if res.returncode == 2:  # the attacker won: refused before anything was written
+        assert "the private scratch directory was replaced while it was being made" in res.stderr, res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+        assert "tests" not in doc and "replaced" in doc["error"]["message"], doc
+        # disksleuth's own directory, renamed away by the attacker before it was opened: empty and private
+        assert all(is_dir and mode == 0o700 and held == [] for is_dir, mode, held in ours.values()), ours
+    else:  # disksleuth won: measured, and only ever through its own private directory
+        assert res.returncode == findings_exit(res.stdout), res.stderr
+        assert {t["id"] for t in doc["tests"]} >= {"SEQ1M_Q8T1_write", "RND4K_Q32T1_write"}
+        files = {a.removeprefix("--filename=") for t in doc["tests"] for a in shlex.split(t["fio_command"])
+                 if a.startswith("--filename=")}  # fmt: skip
+        (scratch,) = files  # one scratch file for every test
+        assert re.fullmatch(re.escape(shared) + r"/\.disksleuth-[^/.]+/scratch", scratch), scratch
+        assert ours == {}, ours  # ours removed, even after the attacker renamed it
 
 
 # --- item 3: fio dies with disksleuth; a later run removes what a killed run left -------------
