@@ -190,6 +190,7 @@ def test_summary_for_usb_caddy():
 # --- check, for real ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @needs_fio
 def test_check_without_argument_in_a_temp_dir(tmp_path):
     started = time.monotonic()
@@ -201,6 +202,7 @@ def test_check_without_argument_in_a_temp_dir(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 @needs_fio
 def test_check_json_contract(tmp_path):
     res = subprocess.run([*DISKSLEUTH, "check", str(tmp_path), "--json"], capture_output=True, text=True, timeout=120)
@@ -211,6 +213,8 @@ def test_check_json_contract(tmp_path):
     assert res.returncode == (1 if any(f["severity"] in ("warn", "critical") for f in doc["findings"]) else 0)
 
 
+@pytest.mark.root
+@pytest.mark.slow
 @needs_fio
 @needs_loop
 def test_check_on_throttled_loop_device_reads_40_and_names_no_link_verdict():
@@ -235,6 +239,8 @@ def test_check_on_throttled_loop_device_reads_40_and_names_no_link_verdict():
     assert not codes & {"link_limited", "link_downgraded", "slot_limited", "cache_suspected", "usb2_link"}
 
 
+@pytest.mark.root
+@pytest.mark.slow
 @needs_loop
 @needs_fio
 def test_check_on_a_virtual_disk_says_health_was_not_read_and_why(cli):

@@ -40,6 +40,8 @@ while time.monotonic() < until:
 """
 
 
+@pytest.mark.root
+@pytest.mark.slow
 @pytest.mark.skipif(_can_drop_to_nobody() is not None, reason=_can_drop_to_nobody() or "")
 def test_textfile_race_never_touches_another_file(tmp_path) -> None:
     """A user who can write to the textfile directory swaps the temp file for a symlink to a root-only file

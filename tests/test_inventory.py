@@ -227,6 +227,7 @@ def test_list_on_this_machine_shows_vda_as_virtio(cli):
     assert vda["size_bytes"] > 0
 
 
+@pytest.mark.root
 @needs_loop
 def test_list_shows_loop_and_zram_devices(cli):
     with loop_device(64) as dev:
@@ -265,6 +266,7 @@ def _configure_zram() -> str | None:
     return None
 
 
+@pytest.mark.root
 @needs_loop
 def test_capture_round_trip(cli, tmp_path):
     with loop_device(64) as dev:

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 from conftest import sample_export
 from test_store import _doc
 
@@ -33,6 +34,7 @@ def test_report_tables_have_the_max_latency_column(cli, tmp_path):
     assert cells[heads.index("max µs")] == "18,156"  # whole µs, as the terminal table shows it
 
 
+@pytest.mark.slow
 def test_report_with_escapes_in_stored_text_keeps_stderr_clean(tmp_path) -> None:
     """Test ids and host names with ESC/OSC/BEL: matplotlib warned `Glyph 27 (ESC) missing` with the raw
     character, plus the source line of our savefig call, on stderr. Run as a process: pytest would

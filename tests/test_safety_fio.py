@@ -102,6 +102,7 @@ def _wait_for_fio(parent: int, needle: str, timeout_s: float = 60) -> list[int]:
 # --- item 1: a ':' in a file name --------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_colon_in_directory_name_writes_nothing_else(tmp_path):
     """fio reads ':' in --filename as a list of files: `bench /d/col:on` overwrote /d/col."""
     base = tmp_path / "d"
@@ -122,6 +123,8 @@ def test_colon_in_directory_name_writes_nothing_else(tmp_path):
     assert all("col\\:on/" in t["fio_command"] for t in doc["tests"])
 
 
+@pytest.mark.root
+@pytest.mark.slow
 @needs_loop
 def test_symlink_with_colon_to_a_device_stays_read_only(tmp_path):
     """A read-only run through /d/by:path (a symlink to a device) overwrote /d/by and created ./path,
@@ -189,6 +192,8 @@ while not os.path.exists(stop):
 """
 
 
+@pytest.mark.root
+@pytest.mark.slow
 def test_racing_symlinks_never_redirect_the_scratch_file(tmp_path):
     """An unprivileged process plants symlinks to a victim under the scratch names for the whole run,
     in a world-writable, non-sticky directory; the victim stays unchanged.
@@ -247,6 +252,7 @@ def test_racing_symlinks_never_redirect_the_scratch_file(tmp_path):
 # --- item 3: fio dies with disksleuth; a later run removes what a killed run left -------------
 
 
+@pytest.mark.slow
 def test_kill_9_leaves_no_fio_and_the_next_run_removes_the_leftover(tmp_path):
     target = tmp_path / "work"
     target.mkdir()
@@ -293,6 +299,7 @@ def test_kill_9_leaves_no_fio_and_the_next_run_removes_the_leftover(tmp_path):
 # --- item 6: a killed fio is an error, never a figure -------------------------------------------
 
 
+@pytest.mark.root
 @needs_loop
 def test_fio_killed_during_the_fill_is_an_error_not_a_figure():
     """What the OOM killer does: SIGKILL to fio's worker while the scratch file is being laid out.

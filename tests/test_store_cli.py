@@ -251,6 +251,7 @@ def test_unsaved_runs_go_where_only_we_can_write(tmp_path, monkeypatch):
         keep_unsaved(doc, [], None)
 
 
+@pytest.mark.root
 @needs_loop
 @pytest.mark.parametrize("form", ["{dev}", "sqlite:///{dev}"])
 def test_a_store_path_that_is_a_block_device_is_refused(cli, tmp_path, form) -> None:

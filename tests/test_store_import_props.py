@@ -194,6 +194,7 @@ def render_store():
     shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )

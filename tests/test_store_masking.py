@@ -72,6 +72,7 @@ def test_a_password_in_the_query_string_is_masked_by_a_real_server(cli, tmp_path
     _no_secret(snap.bench_error)
 
 
+@pytest.mark.slow
 @needs_fio
 def test_the_json_store_field_masks_the_query_password(cli, tmp_path, monkeypatch) -> None:
     """A run the store refused: the warning line and the JSON `store.error` name the store, masked."""
