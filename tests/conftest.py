@@ -22,6 +22,8 @@ from disksleuth.model.run import SeriesPoint, TestResult
 # Every test, and every disksleuth it starts, saves runs into a throwaway store, never ~/.local/share.
 _STORE_DIR = tempfile.mkdtemp(prefix="disksleuth-test-store-")
 os.environ["DISKSLEUTH_DB"] = f"sqlite:///{_STORE_DIR}/results.sqlite"
+# A run the store refuses is kept under the data directory: that one is throwaway too.
+os.environ["XDG_DATA_HOME"] = os.path.join(_STORE_DIR, "data")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
@@ -280,11 +282,11 @@ def postgres_server() -> Iterator[PostgresServer]:
         as_user = ["runuser", "-u", "postgres", "--"]
     root = tempfile.mkdtemp(prefix="disksleuth-pg-", dir="/tmp")
     data = os.path.join(root, "data")
-    if owner is not None:
-        os.chown(root, owner.pw_uid, owner.pw_gid)
     pg_ctl = [*as_user, os.path.join(bindir, "pg_ctl"), "-D", data]
     started = False
     try:
+        if owner is not None:  # inside the try: a failure here still removes the directory
+            os.chown(root, owner.pw_uid, owner.pw_gid)
         subprocess.run(
             [*as_user, os.path.join(bindir, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8",
              "--no-sync"],

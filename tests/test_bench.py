@@ -45,6 +45,8 @@ def _test(doc: dict, test_id: str) -> dict:
     return next(t for t in doc["tests"] if t["id"] == test_id)
 
 
+@pytest.mark.root
+@pytest.mark.slow
 @needs_loop
 def test_quick_on_loop_matches_its_own_fio_command():
     """RND4K Q32T1 read IOPS within 10% of pasting fio_command by hand, over alternating runs.
@@ -94,6 +96,8 @@ def test_quick_on_loop_matches_its_own_fio_command():
         assert doc["run"]["engine"] in ("io_uring", "libaio", "psync")
 
 
+@pytest.mark.root
+@pytest.mark.slow
 @needs_loop
 def test_throttled_loop_reads_at_the_throttle():
     reason = have_blkio()
@@ -107,6 +111,8 @@ def test_throttled_loop_reads_at_the_throttle():
     assert 36.0 <= seq["read_mbps"] <= 44.0, seq["read_mbps"]
 
 
+@pytest.mark.root
+@pytest.mark.slow
 @needs_loop
 def test_standard_profile_without_destructive_leaves_raw_device_unchanged():
     with loop_device(128, fill=True) as dev:
@@ -120,6 +126,7 @@ def test_standard_profile_without_destructive_leaves_raw_device_unchanged():
     assert any("write tests need --destructive" in n for n in doc["run"]["notes"])
 
 
+@pytest.mark.root
 @needs_loop
 def test_destructive_on_mounted_device_is_refused_and_files_survive():
     with loop_device(128) as dev, mounted_ext4(dev) as mnt:
@@ -134,6 +141,8 @@ def test_destructive_on_mounted_device_is_refused_and_files_survive():
         assert sha256_of(path) == digest
 
 
+@pytest.mark.root
+@pytest.mark.slow
 @needs_loop
 def test_destructive_without_tty_needs_yes_and_shows_identity():
     with loop_device(64) as dev:
@@ -153,6 +162,7 @@ def test_destructive_without_tty_needs_yes_and_shows_identity():
         assert "RND4K_Q32T1_write" in ids
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_during_standard_leaves_directory_empty(tmp_path, sig):
     proc = subprocess.Popen(
@@ -188,6 +198,7 @@ def test_missing_fio_is_one_line_with_install_command(cli, monkeypatch, tmp_path
     assert res.err.strip() == "disksleuth: fio is not installed; install it with: apt-get install fio"
 
 
+@pytest.mark.root
 @needs_loop
 def test_read_only_file_system_is_a_clear_error():
     with loop_device(64) as dev, mounted_ext4(dev) as mnt:
@@ -198,6 +209,7 @@ def test_read_only_file_system_is_a_clear_error():
         assert "Traceback" not in res.stderr
 
 
+@pytest.mark.slow
 def test_a_decimal_size_that_is_no_whole_mib_is_filled_and_tested(cli, tmp_path):
     # --size 20MB is 19.07 MiB; the 1 MiB fill blocks stopped at 19 MiB and the old code refused to test:
     # "filling the scratch file stopped after 19 MiB of 19 MiB". The region is now whole MiB, and said so.
@@ -233,6 +245,7 @@ def test_missing_target(cli, tmp_path):
     assert res.code == 2 and "no such file" in res.err
 
 
+@pytest.mark.slow
 def test_flash_profile_region_and_sync(tmp_path):
     doc = _bench_json(str(tmp_path), "--profile", "flash", "--size", "64M", "--time", "1")
     by_id = {t["id"]: t for t in doc["tests"]}
@@ -243,6 +256,7 @@ def test_flash_profile_region_and_sync(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_riscos_reports_percent_of_ram_reference(tmp_path):
     doc = _bench_json(str(tmp_path), "--profile", "riscos", "--size", "64M", "--time", "1")
     assert len(doc["reference"]) == 3
@@ -254,6 +268,7 @@ def test_riscos_reports_percent_of_ram_reference(tmp_path):
             assert value == pytest.approx(100 * t[key] / ref[key], abs=0.1)
 
 
+@pytest.mark.slow
 def test_tmpfs_is_marked_cache_affected():
     """tmpfs accepts O_DIRECT since Linux 6.6, but it is memory: the figures must say so."""
     if not os.path.isdir("/dev/shm"):

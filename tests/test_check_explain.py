@@ -190,6 +190,7 @@ def test_summary_for_usb_caddy():
 # --- check, for real ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @needs_fio
 def test_check_without_argument_in_a_temp_dir(tmp_path):
     started = time.monotonic()
@@ -201,6 +202,7 @@ def test_check_without_argument_in_a_temp_dir(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 @needs_fio
 def test_check_json_contract(tmp_path):
     res = subprocess.run([*DISKSLEUTH, "check", str(tmp_path), "--json"], capture_output=True, text=True, timeout=120)
@@ -211,6 +213,8 @@ def test_check_json_contract(tmp_path):
     assert res.returncode == (1 if any(f["severity"] in ("warn", "critical") for f in doc["findings"]) else 0)
 
 
+@pytest.mark.root
+@pytest.mark.slow
 @needs_fio
 @needs_loop
 def test_check_on_throttled_loop_device_reads_40_and_names_no_link_verdict():
@@ -233,3 +237,20 @@ def test_check_on_throttled_loop_device_reads_40_and_names_no_link_verdict():
     assert codes == {"memory_backed"}
     assert "tmpfs on /dev/shm" in doc["findings"][0]["message"]
     assert not codes & {"link_limited", "link_downgraded", "slot_limited", "cache_suspected", "usb2_link"}
+
+
+@pytest.mark.root
+@pytest.mark.slow
+@needs_loop
+@needs_fio
+def test_check_on_a_virtual_disk_says_health_was_not_read_and_why(cli):
+    """A loop device over /dev/shm: no SMART, and check says so in text and in --json (an added field)."""
+    with loop_device(128, fill=True) as dev:
+        name = os.path.basename(dev)
+        doc = cli("check", dev, "--time", "1", "--no-save", "--json").json()
+        text = cli("check", dev, "--time", "1", "--no-save").out
+    assert doc["schema"] == "disksleuth/1"
+    assert doc["health"]["not_read_reason"] == f"no SMART on a virtual disk ({name} is a loop device)"
+    assert doc["health"]["before"] is None  # the existing fields stay
+    (line,) = [line for line in text.splitlines() if line.strip().startswith("health:")]
+    assert line.strip() == f"health: not read: no SMART on a virtual disk ({name} is a loop device)"

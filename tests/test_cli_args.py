@@ -108,3 +108,18 @@ def test_check_commands_prints_the_fio_command_lines(capsys):
     assert "fio command lines" in out
     assert f"{run.tests[0].id}: fio " in out.replace("\n", " "), out
     assert "--commands (or fio_command" not in out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["bench", "{tmp}", "--profile", "sustained", "--max-time", "nan", "--no-save"],
+        ["bench", "{tmp}", "--profile", "sustained", "--max-time", "inf", "--no-save"],
+        ["bench", "{tmp}", "--profile", "sustained", "--recovery", "1e400", "--no-save"],
+        ["bench", "{tmp}", "--time", "nan", "--no-save"],
+        ["exporter", "--textfile", "{tmp}", "--health-max-age", "inf"],
+    ],
+)
+def test_non_finite_option_values_are_one_line(cli, tmp_path, args) -> None:
+    res = cli(*(a.format(tmp=tmp_path) for a in args))
+    assert res.code == 2 and "must be positive" in res.err and "internal error" not in res.err, res.err

@@ -27,6 +27,8 @@ def _bench(*args: str, cgroup: str | None = None) -> subprocess.CompletedProcess
     return subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env)
 
 
+@pytest.mark.root
+@pytest.mark.slow
 @needs_loop
 @pytest.mark.skipif(have_blkio() is not None, reason=have_blkio() or "")
 def test_a_steady_device_stops_when_sure_and_the_interval_holds_the_true_rate():
@@ -51,6 +53,8 @@ def test_a_steady_device_stops_when_sure_and_the_interval_holds_the_true_rate():
         assert any(n.startswith(said) for n in seq["notes"])
 
 
+@pytest.mark.root
+@pytest.mark.slow
 @needs_loop
 def test_repeat_reports_medians_and_the_spread_in_json_and_text(capsys, monkeypatch):
     with loop_device(128, fill=True) as dev:

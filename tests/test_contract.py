@@ -201,7 +201,13 @@ def _assert_plain(out: str, argv: list[str]) -> None:
     assert not trailing, (argv, trailing[:3])
 
 
-@pytest.mark.parametrize("path", COMMANDS, ids=" ".join)
+# The two benchmark commands run fio (5-9 s each) and `report` renders its charts: the slow lane's.
+SLOW_PATHS = {("check",), ("bench",), ("report",)}
+
+
+@pytest.mark.parametrize(
+    "path", [pytest.param(p, marks=pytest.mark.slow) if p in SLOW_PATHS else p for p in COMMANDS], ids=" ".join
+)
 def test_contract_off_a_terminal(path, ctx, monkeypatch, capsys):
     case = _case(path)
     cmd = list(path)
@@ -314,6 +320,7 @@ def _run_in_pty(runs: list[tuple[list[str], str, str | None]], columns: int, env
     return b"".join(chunks).decode("utf-8", "replace")
 
 
+@pytest.mark.slow
 def test_contract_on_a_terminal(ctx):
     """60, 80 and 120 columns (NO_COLOR=1 at 80), the three terminals side by side to save time."""
     import threading

@@ -279,6 +279,7 @@ def _exporter_process(*args: str) -> Iterator[str]:
     assert proc.returncode in (0, 143, -15), proc.stderr.read() if proc.stderr else ""
 
 
+@pytest.mark.slow
 def test_http_endpoint_scraped_by_a_real_prometheus(tmp_path) -> None:
     prometheus = shutil.which("prometheus")
     if prometheus is None:

@@ -65,6 +65,8 @@ def zram_device(size_mb: int) -> Iterator[str]:
             fh.write(str(index))
 
 
+@pytest.mark.root
+@pytest.mark.slow
 @needs_fio
 @needs_loop
 def test_check_on_a_loop_device_over_shm_is_memory_not_ok():
@@ -79,6 +81,8 @@ def test_check_on_a_loop_device_over_shm_is_memory_not_ok():
     assert code == 1
 
 
+@pytest.mark.root
+@pytest.mark.slow
 @needs_fio
 @needs_loop
 def test_bench_gives_the_same_findings_as_check_text_and_json():
@@ -91,6 +95,8 @@ def test_bench_gives_the_same_findings_as_check_text_and_json():
     assert "Findings" in text and "memory_backed" in text and "backed by memory" in text
 
 
+@pytest.mark.root
+@pytest.mark.slow
 @needs_fio
 def test_zram_never_written_is_memory_not_ok():
     reason = _have_zram()
@@ -105,6 +111,7 @@ def test_zram_never_written_is_memory_not_ok():
     assert code == 1
 
 
+@pytest.mark.slow
 @needs_fio
 def test_tmpfs_directory_is_memory_the_same_way():
     where = f"/dev/shm/disksleuth-figures-{uuid.uuid4().hex[:8]}"
@@ -117,6 +124,7 @@ def test_tmpfs_directory_is_memory_the_same_way():
     assert found["evidence"]["kind"] == "tmpfs" and "ok" not in _codes(doc)
 
 
+@pytest.mark.root
 @needs_loop
 def test_memory_is_found_down_a_device_mapper_stack():
     if shutil.which("dmsetup") is None:
@@ -147,6 +155,7 @@ def _loop_over(backing: str) -> Iterator[str]:
         subprocess.run(["losetup", "-d", dev.stdout.strip()], check=False)
 
 
+@pytest.mark.root
 @needs_loop
 def test_memory_is_found_down_a_stack_of_loops_and_file_systems():
     # ext4 on a loop over /dev/shm, a file in it, a loop over that file, and a loop over that loop.
@@ -162,6 +171,7 @@ def test_memory_is_found_down_a_stack_of_loops_and_file_systems():
     assert image in found.chain and found.chain[-1] == "tmpfs on /dev/shm"
 
 
+@pytest.mark.root
 @needs_loop
 def test_a_loop_device_over_a_disk_file_is_not_memory(tmp_path):
     image = tmp_path / "disk.img"
@@ -233,3 +243,17 @@ def test_check_without_fio_shows_chain_and_health_and_says_what_it_skipped(cli, 
     text = cli("check", str(tmp_path), "--no-save")
     assert "skipped the benchmark: fio is not installed; install it with: apt-get install fio" in text.out
     assert "Findings" in text.out
+
+
+# bench follows the documented exit codes: 1 when a finding is at warn (memory_backed on /dev/shm).
+@pytest.mark.slow
+def test_bench_exits_1_on_warn_findings(cli):
+    shm = f"/dev/shm/disksleuth-verdicts-{uuid.uuid4().hex[:8]}"
+    os.makedirs(shm)
+    try:
+        res = cli("bench", shm, "--profile", "mixed", "--time", "1", "--size", "16M", "--no-save", "--json")
+    finally:
+        subprocess.run(["rm", "-rf", shm], check=False)
+    doc = res.json()
+    assert any(f["code"] == "memory_backed" and f["severity"] == "warn" for f in doc["findings"])
+    assert res.code == 1, res.err

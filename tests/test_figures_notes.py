@@ -8,7 +8,7 @@ import os
 from dataclasses import replace
 
 import pytest
-from conftest import FIO_FIXTURES, result_with_series
+from conftest import DATA, FIO_FIXTURES, result_with_series
 
 from disksleuth.analysis.compare import compare, format_change
 from disksleuth.analysis.results import result_from_fio
@@ -107,3 +107,27 @@ def test_compare_table_text(cli, tmp_path):
     out = cli("compare", *map(str, ids), "--db", url).out
     assert "-38% slower" in out and "-38% better" in out and "lower is better" in out
     assert "-38% is slower" not in out
+
+
+# Runs stored before percentiles were capped (real ones, from this project's VM) show no p99.9 above max.
+def test_stored_runs_never_show_a_percentile_above_the_max(cli, tmp_path):
+    from disksleuth.store.latest import latest_tests
+
+    db = f"sqlite:///{tmp_path}/r.sqlite"
+    assert cli("import", os.path.join(DATA, "store", "real-runs-export.json"), "--db", db).code == 0
+    # The exported run 2 holds SEQ8M_Q1T1_read with p99.9 23,461.89 above max 23,357.53.
+    docs = [cli("show", str(i), "--db", db, "--json").json() for i in (1, 2, 3, 4)]
+    doc = next(d for d in docs if d["run"]["uuid"] == "1a33d8a0-b21c-550f-a58e-879f215f1eed")
+    for t in doc["tests"] + doc["reference"]:
+        for prefix in ("", "read_", "write_"):
+            top = t.get(f"{prefix}lat_max_us")
+            for p in ("p50", "p99", "p999"):
+                value = t.get(f"{prefix}lat_{p}_us")
+                assert top is None or value is None or value <= top, (t["id"], prefix, p, value, top)
+    seq = next(t for t in doc["tests"] if t["id"] == "SEQ8M_Q1T1_read")
+    assert seq["lat_p999_us"] == seq["lat_max_us"] == 23357.53
+    text = cli("show", str(doc["run"]["id"]), "--db", db).out
+    assert "23,461.9" not in text and "23,357" in text
+    # What the exporter reads: the exported run 4 (vda) has SEQ1M_Q8T1_write at p99.9 27,918.34, max 27,877.96.
+    (row,) = [r for r in latest_tests(db, "vm") if r["device"] == "vda" and r["test_id"] == "SEQ1M_Q8T1_write"]
+    assert row["lat_p999_us"] == row["lat_max_us"] == 27877.96

@@ -64,6 +64,8 @@ def assert_fleet_shows_both(cli, db: str) -> None:
     assert "disksleuth-host-a" in res.out and "disksleuth-host-b" in res.out
 
 
+@pytest.mark.root
+@pytest.mark.slow
 @needs_loop
 @needs_fio
 @pytest.mark.parametrize("store", ["sqlite", "postgresql"])

@@ -286,3 +286,10 @@ def test_temperature_sampler_follows_a_changing_hwmon_tree(tmp_path):
     assert values == sorted(values)  # it only ever heated up
     times = [t for t, _ in sampler.samples]
     assert times == sorted(times)
+
+
+def test_health_summary_reads_as_a_sentence(cli):
+    res = cli("health", "--from-smartctl", os.path.join(SMARTCTL_FIXTURES, "WDC_WD20EFRX-68EUZN0_17.json"))
+    assert "Nothing found: no warning signs in 17 SMART attributes and the error counters." in res.out
+    res = cli("health", "--from-smartctl", os.path.join(SMARTCTL_FIXTURES, "nvme-null-CT250P2SSD8-nvme0.json"))
+    assert "the error counters, wear." not in res.out

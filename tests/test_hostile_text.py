@@ -100,6 +100,7 @@ def test_markup_in_imported_strings_prints_literally(cli, tmp_path, db_url):
     assert_no_control(res.out)
 
 
+@pytest.mark.slow
 @needs_fio
 def test_a_real_bench_tagged_with_markup_keeps_the_store_usable(cli, tmp_path, db_url):
     res = cli(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import subprocess
@@ -226,6 +227,7 @@ def test_list_on_this_machine_shows_vda_as_virtio(cli):
     assert vda["size_bytes"] > 0
 
 
+@pytest.mark.root
 @needs_loop
 def test_list_shows_loop_and_zram_devices(cli):
     with loop_device(64) as dev:
@@ -264,6 +266,7 @@ def _configure_zram() -> str | None:
     return None
 
 
+@pytest.mark.root
 @needs_loop
 def test_capture_round_trip(cli, tmp_path):
     with loop_device(64) as dev:
@@ -331,3 +334,47 @@ def test_capture_without_fio_smartctl_or_nvme_records_no_versions(cli, tmp_path,
     with tarfile.open(bundle) as tar:
         meta = json.load(tar.extractfile("disksleuth-capture.json"))
     assert meta["tools"] == {"fio": None, "smartctl": None, "nvme": None}
+
+
+def _list_slot_limited(cli, tree: str) -> dict[str, dict]:
+    """{endpoint BDF: list's slot_limited finding} for each block device of a tree."""
+    out = {}
+    for dev in cli("list", "--json", "--sysfs-root", tree).json()["devices"]:
+        hops = [h for h in (dev.get("link") or {}).get("hops") or [] if h.get("kind") == "pcie"]
+        for f in dev.get("findings") or []:
+            if f["code"] == "slot_limited" and hops:
+                out[hops[0]["name"]] = f
+    return out
+
+
+def test_links_flags_the_slot_limit_list_reports_on_the_switch_tree(cli):
+    """pcie_switch_middle: a PCIe 4.0 x4 drive whose own link runs at 4.0 x4, behind a switch whose uplink
+    is 3.0 x1. By DESIGN.md, slot_limited is "the device supports more than the path to the CPU can carry:
+    its port, or a switch or bridge further up": list is right, and links must say it too."""
+    tree = os.path.join(SYSFS, "pcie_switch_middle")
+    human = cli("links", "--sysfs-root", tree).out
+    row = next(line for line in human.splitlines() if line.startswith("0000:04:00.0"))
+    assert "slot-limited" in row, human  # the old links flagged nothing here
+    assert "switch upstream port 0000:02:00.0 offers only PCIe 3.0 x1" in human
+    fns = {f["bdf"]: f for f in cli("links", "--json", "--sysfs-root", tree).json()["functions"]}
+    drive = fns["0000:04:00.0"]
+    assert drive["slot_limited"] is True and drive["downgraded"] is False
+    listed = _list_slot_limited(cli, tree)["0000:04:00.0"]
+    (finding,) = drive["findings"]
+    assert finding["code"] == "slot_limited"
+    assert finding["message"] == listed["message"] and finding["evidence"] == listed["evidence"]
+    assert finding["evidence"]["path_capable"] == "PCIe 3.0 x1"
+    assert all(f["slot_limited"] is False for bdf, f in fns.items() if bdf != "0000:04:00.0")
+
+
+@pytest.mark.parametrize(
+    "tree", sorted(os.path.basename(os.path.dirname(p)) for p in glob.glob(os.path.join(SYSFS, "*", "sys")))
+)
+def test_links_and_list_agree_on_slot_limited_in_every_tree(cli, tree):
+    root = os.path.join(SYSFS, tree)
+    listed = _list_slot_limited(cli, root)
+    doc = cli("links", "--json", "--sysfs-root", root).json()
+    flagged = {f["bdf"]: f["findings"][0] for f in doc["functions"] if f["slot_limited"]}
+    assert flagged.keys() == listed.keys(), tree
+    for bdf, finding in flagged.items():
+        assert finding["message"] == listed[bdf]["message"]

@@ -76,6 +76,8 @@ def test_read_only_test_has_no_direction_lines(capsys):
     assert "read latency" not in out and "write latency" not in out
 
 
+@pytest.mark.root
+@pytest.mark.slow
 @needs_fio
 @needs_loop
 def test_real_randrw_run_reports_both_directions():

@@ -72,6 +72,7 @@ def test_a_file_smaller_than_a_block_is_one_sentence(cli, tmp_path):
     )
 
 
+@pytest.mark.root
 @needs_loop
 def test_non_root_on_a_raw_device_is_told_it_needs_root():
     """Non-root `check /dev/vda` said "fio reported error 13 ... filesetup.c:805"."""
@@ -87,6 +88,7 @@ def test_non_root_on_a_raw_device_is_told_it_needs_root():
         assert "Traceback" not in res.stderr and "error 13" not in res.stderr
 
 
+@pytest.mark.root
 def test_permission_denied_inside_fio_is_one_sentence():
     """What fio says when its open() is refused, in our words (fio run for real as nobody)."""
     _root_or_skip()
@@ -112,6 +114,7 @@ def test_permission_denied_inside_fio_is_one_sentence():
     ), res.stderr
 
 
+@pytest.mark.root
 def test_no_direct_io_is_one_sentence():
     """ramfs has no O_DIRECT: fio said "err=22/file:filesetup.c:805 ... Invalid argument"."""
     _root_or_skip()
@@ -123,6 +126,7 @@ def test_no_direct_io_is_one_sentence():
     assert _one_line(str(exc.value))
 
 
+@pytest.mark.root
 def test_no_space_is_one_sentence():
     _root_or_skip()
     with _mounted("tmpfs", "size=8m") as mnt:
@@ -148,6 +152,7 @@ def test_without_root_what_is_skipped_is_said_up_front():
     assert plan_bench(loop, BenchOptions(), PROFILES["quick"], root=False).without_root == ()
 
 
+@pytest.mark.root
 def test_non_root_run_says_it_up_front():
     """As nobody: what is skipped without root comes first, before anything runs (here the run then
     stops at once, as nobody may not write in the directory)."""
@@ -173,6 +178,7 @@ def test_non_root_run_says_it_up_front():
 # --- issue 11 §3: no stored command names a device that is gone --------------------------------
 
 
+@pytest.mark.slow
 def test_reference_commands_never_name_the_removed_loop_device(tmp_path):
     riscos = PROFILES["riscos"]
     one_test = replace(riscos, tests=riscos.tests[:1])

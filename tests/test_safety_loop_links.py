@@ -10,6 +10,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 
+import pytest
 from conftest import loop_device, mounted_ext4, needs_loop, sha256_of
 
 from disksleuth.model import Device
@@ -59,6 +60,8 @@ def _intact(mnt: str, digest: str, dev: str) -> None:
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
 
 
+@pytest.mark.root
+@pytest.mark.slow
 @needs_loop
 def test_backing_file_of_a_mounted_loop_device_is_refused():  # (a)
     with loop_device(64) as loop, mounted_ext4(loop) as mnt:
@@ -71,6 +74,7 @@ def test_backing_file_of_a_mounted_loop_device_is_refused():  # (a)
         _intact(mnt, digest, loop)
 
 
+@pytest.mark.root
 @needs_loop
 def test_loop_device_over_a_mounted_device_is_refused():  # (b)
     with loop_device(64) as lower, _loop_over(lower) as upper, mounted_ext4(lower) as mnt:
@@ -80,6 +84,8 @@ def test_loop_device_over_a_mounted_device_is_refused():  # (b)
         _intact(mnt, digest, lower)
 
 
+@pytest.mark.root
+@pytest.mark.slow
 @needs_loop
 def test_device_backing_a_mounted_loop_device_is_refused():  # (c)
     with loop_device(64) as lower, _loop_over(lower) as upper, mounted_ext4(upper) as mnt:
@@ -161,6 +167,7 @@ def test_captured_tree_links_loop_devices(tmp_path):
     assert reason == "it is backed by /dev/loop1, which is mounted at /srv"
 
 
+@pytest.mark.root
 @needs_loop
 def test_hard_link_to_an_unlinked_backing_file_is_refused():
     # sysfs then shows "<old path> (deleted)": only the kernel's LOOP_GET_STATUS64 record still names the inode

@@ -95,6 +95,7 @@ def test_stop_rule_is_pluggable_and_fed_each_sample(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 @needs_fio
 def test_preconditioning_a_scratch_file_reaches_it_through_the_private_directory(tmp_path):
     """--precondition's fills run on the scratch file too (fio needs the directory's descriptor)."""

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 from conftest import loop_device, mounted_ext4, needs_fio, needs_loop, sha256_of
 
-pytestmark = [needs_fio, needs_loop]
+pytestmark = [needs_fio, needs_loop, pytest.mark.root]
 
 DISKSLEUTH = [sys.executable, "-m", "disksleuth"]
 

@@ -314,6 +314,7 @@ def test_migration_from_the_first_schema(tmp_path):
     con.close()
 
 
+@pytest.mark.slow
 @needs_fio
 def test_kill_9_mid_run_leaves_the_store_intact(tmp_path):
     db = tmp_path / "results.sqlite"
@@ -341,6 +342,7 @@ def test_kill_9_mid_run_leaves_the_store_intact(tmp_path):
         assert store.load(earlier)["tests"][0]["read_mbps"] == 373.0
 
 
+@pytest.mark.slow
 @needs_fio
 def test_real_runs_saved_and_compared_in_markdown(tmp_path):
     url = f"sqlite:///{tmp_path}/real.sqlite"
@@ -371,6 +373,7 @@ def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+@pytest.mark.slow
 def test_report_is_self_contained_and_renders_in_chromium(cli, tmp_path, db_url):
     from PIL import Image
 

@@ -10,6 +10,7 @@ import stat
 import time
 
 import pytest
+from conftest import loop_device, needs_loop, sample_export, sha256_of
 from test_store import _doc
 
 from disksleuth.store.db import Store
@@ -248,3 +249,21 @@ def test_unsaved_runs_go_where_only_we_can_write(tmp_path, monkeypatch):
     os.chmod(os.path.dirname(path), 0o777)  # as if someone else had made it, open to all
     with pytest.raises(DisksleuthError, match="not a private directory"):
         keep_unsaved(doc, [], None)
+
+
+@pytest.mark.root
+@needs_loop
+@pytest.mark.parametrize("form", ["{dev}", "sqlite:///{dev}"])
+def test_a_store_path_that_is_a_block_device_is_refused(cli, tmp_path, form) -> None:
+    """`--db /dev/sdX` (a typo, or DISKSLEUTH_DB) wrote a SQLite file over the device, mounted or not."""
+    export = sample_export(tmp_path)
+    with loop_device(16, fill=True) as dev:
+        before = sha256_of(dev)
+        res = cli("import", export, "--db", form.format(dev=dev))
+        assert res.code == 2 and "not a regular file" in res.err, res.err
+        assert sha256_of(dev) == before
+
+
+def test_sqlite_uri_forms_are_refused(cli, tmp_path) -> None:
+    res = cli("runs", "--db", f"sqlite:///file:{tmp_path}/x.sqlite?mode=rwc&uri=true")
+    assert res.code == 2 and "plain path" in res.err and len(res.err.strip().splitlines()) == 1

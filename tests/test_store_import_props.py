@@ -11,6 +11,7 @@ import os
 import tempfile
 
 import pytest
+from conftest import sample_export
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_store import _doc
@@ -193,6 +194,7 @@ def render_store():
     shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
@@ -227,3 +229,13 @@ def test_every_imported_run_renders(render_store, doc):
         assert "<html" in render_report(loaded)
     finally:
         del os.environ["DISKSLEUTH_DEBUG"]
+
+
+def test_an_absurd_figure_is_refused_at_import_so_every_run_renders(cli, tmp_path) -> None:
+    """read_mbps 1e308 passed import, then `report` died on matplotlib's axis limits."""
+
+    def mutate(doc: dict) -> None:
+        doc["tests"][0]["read_mbps"] = 1e308
+
+    res = cli("import", sample_export(tmp_path, mutate), "--db", f"sqlite:///{tmp_path}/a.sqlite")
+    assert res.code == 2 and "implausibly large" in res.err and len(res.err.strip().splitlines()) == 1

@@ -33,6 +33,7 @@ def _doc_from(host: str, second: int) -> dict:
     return doc
 
 
+@pytest.mark.slow
 def test_concurrent_first_use_of_a_new_database(tmp_path, postgres_server):
     """Processes ("hosts") open a new database in the same instant and save: every run is stored, every
     migration applied once (pg_advisory_xact_lock around the check-and-apply). Before, some died with
@@ -67,6 +68,8 @@ def _can_unshare() -> str | None:
     return None
 
 
+@pytest.mark.root
+@pytest.mark.slow
 @needs_fio
 @pytest.mark.skipif(_can_unshare() is not None, reason=_can_unshare() or "")
 def test_two_hosts_bench_into_one_store_at_once(tmp_path, fresh_postgres_url):

@@ -10,10 +10,14 @@ import subprocess
 import sys
 import time
 
+import pytest
 from conftest import needs_fio
 from test_store import _doc
 
 from disksleuth.store.db import SCHEMA_VERSION, Store
+
+# Both tests run real fio while they wait out a lock or race each other: the slow lane's, whole.
+pytestmark = pytest.mark.slow
 
 DISKSLEUTH = [sys.executable, "-m", "disksleuth"]
 

@@ -19,7 +19,12 @@ import pytest
 from conftest import blkio_throttle, findings_exit, in_cgroup, loop_device, mounted_ext4, needs_fio, needs_loop
 from emulated_cache import CacheModel, cache_drive, missing, sectors_written
 
-pytestmark = [needs_loop, needs_fio, pytest.mark.skipif(missing() is not None, reason=missing() or "")]
+pytestmark = [
+    pytest.mark.root,
+    needs_loop,
+    needs_fio,
+    pytest.mark.skipif(missing() is not None, reason=missing() or ""),
+]
 
 MB = 1_000_000
 
@@ -33,6 +38,7 @@ def _bench(cli, dev: str, *extra: str) -> dict:
     return res.json()
 
 
+@pytest.mark.slow
 def test_cache_then_throttle_is_found_where_it_ran_out(cli):
     cache, after = 300 * MB, 50 * MB
     # The cache has its own rate (400 MB/s, a SATA-class burst): unthrottled, the RAM loop device wrote 300 MB in
@@ -66,6 +72,7 @@ def test_cache_then_throttle_is_found_where_it_ran_out(cli):
     assert s["judged"] is True and s["mbps"] == pytest.approx(test["write_mbps"], abs=0.1)
 
 
+@pytest.mark.slow
 def test_same_device_without_the_throttle_has_no_cliff(cli):
     # A drive with no cache: one steady rate. Not the bare RAM device: on this 2-vCPU VM its write rate
     # itself falls from ~3.6 to ~1 GB/s now and then (docs/PERFORMANCE.md), a real drop the tool rightly
@@ -84,6 +91,7 @@ def test_same_device_without_the_throttle_has_no_cliff(cli):
     assert [f["code"] for f in doc.get("findings")] == ["memory_backed"]
 
 
+@pytest.mark.slow
 def test_max_time_bounds_the_fill(cli):
     with cache_drive(400, CacheModel(cache_bytes=0, after_bps=20 * MB)) as (dev, _):
         started = time.monotonic()
@@ -96,6 +104,7 @@ def test_max_time_bounds_the_fill(cli):
     assert took < 20
 
 
+@pytest.mark.slow
 def test_recovery_burst_after_idle(cli):
     # A 150 MB cache written at 300 MB/s that drains at 200 MB/s while idle (after 0.5 s without writes):
     # after 2 s idle all of it is back.
@@ -215,6 +224,7 @@ def test_scratch_default_size_is_half_the_free_space(cli):
         assert not [n for n in os.listdir(mnt) if n != "lost+found"]
 
 
+@pytest.mark.slow
 def test_sigterm_during_fill_removes_the_scratch_file():
     sig = signal.SIGTERM  # SIGINT takes the same path (test_bench.py covers both for the other profiles)
     with loop_device(512) as dev, mounted_ext4(dev) as mnt, blkio_throttle(dev, write_bps=10 * MB) as procs:
@@ -246,6 +256,7 @@ def test_sigterm_during_fill_removes_the_scratch_file():
 # fill's bandwidth-log directory) behind, and no later run reported or removed it.
 
 
+@pytest.mark.slow
 def test_kill_9_mid_fill_the_next_fill_removes_the_log_directory(tmp_path):
     tmpdir = tmp_path / "tmp"  # a private TMPDIR: other runs on this machine keep theirs in /tmp
     tmpdir.mkdir()

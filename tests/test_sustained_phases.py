@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -276,3 +278,15 @@ def test_the_report_labels_the_levels_the_curve_shows():
     assert [round(lv, 0) for _, _, lv, _ in levels] == pytest.approx([p.mbps for p in s.phases], abs=1.0)
     svg = sustained_chart({"run": {"id": 1}, "sustained": new})
     assert svg and "<svg" in svg
+
+
+def test_sustained_without_its_analysis_library_stops_before_writing(tmp_path) -> None:
+    """A venv without ruptures ran the whole fill, then lost it to ModuleNotFoundError."""
+    code = (
+        "import sys; sys.modules['ruptures'] = None\n"
+        "from disksleuth.cli import main\n"
+        f"sys.exit(main(['bench', {str(tmp_path)!r}, '--profile', 'sustained', '--size', '64M', '--no-save']))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and "ruptures" in res.stderr and "internal error" not in res.stderr, res.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing written: no scratch directory was made
