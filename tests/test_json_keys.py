@@ -272,7 +272,6 @@ def test_every_command_has_golden_keys_and_no_golden_case_is_stale() -> None:
 
 
 @needs_fio
-@pytest.mark.xfail(strict=True, reason="issue 19: check lacks sustained")
 def test_check_and_bench_sustained_have_the_same_keys(inputs: Inputs, cli) -> None:
     """`bench --profile sustained --json` has a top-level `sustained` object; `check` with the same profile
     on the same target must give the same document's keys (issue 19), down to the sustained object's."""
