@@ -394,11 +394,12 @@ BUSY_TIMEOUT_MS = 5000
 _FIRST_RUN = "`disksleuth check` or `disksleuth bench` saves the first run"
 
 
-def _engine(url: str, create: bool) -> Engine:
+def _engine(url: str, create: bool, timeout_s: int | None = None) -> Engine:
     try:
         parsed = sa.engine.make_url(url)
         # An unreachable server is one line after 10 s, not a hang of minutes (libpq waits forever by default).
-        connect_args = {"connect_timeout": 10} if parsed.get_backend_name() == "postgresql" else {}
+        # A reader that must answer sooner (the exporter's scrape) gives its own bound, in whole seconds.
+        connect_args = {"connect_timeout": timeout_s or 10} if parsed.get_backend_name() == "postgresql" else {}
         engine = sa.create_engine(parsed, connect_args=connect_args)
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ValueError) as exc:
         raise UsageError(f"--db {redact_url(url)}: not a database URL disksleuth can use ({SUPPORTED})") from exc
@@ -406,6 +407,15 @@ def _engine(url: str, create: bool) -> Engine:
         raise EnvironmentProblem(
             f"--db {redact_url(url)}: the database driver is missing ({exc.name}); pip install 'disksleuth[postgres]'"
         ) from exc
+    if timeout_s and engine.dialect.name == "postgresql":
+
+        @sa.event.listens_for(engine, "connect")
+        def _pg_statement_timeout(dbapi_conn: Any, _record: Any) -> None:
+            # Server side: a query stuck behind a lock ends after timeout_s. A SET (not libpq's `options`)
+            # so a connection pooler that refuses startup options still works; committed, or a rollback undoes it.
+            dbapi_conn.execute(f"SET statement_timeout = {int(timeout_s * 1000)}")
+            dbapi_conn.commit()
+
     if engine.dialect.name == "sqlite":
         if (parsed.database or "").startswith("file:"):
             # A SQLite URI could name any file or device with any open mode; the checks below need a plain path.
@@ -460,12 +470,19 @@ def _unj(text: str | None, default: Any = None) -> Any:
 
 class Store:
     """One results store. `create=False` (every read-only command) never creates a store: a missing one
-    is StoreMissing. Every database failure surfaces as one line (StoreError), never SQL or parameters."""
+    is StoreMissing. Every database failure surfaces as one line (StoreError), never SQL or parameters.
+    `timeout_s` (PostgreSQL) bounds the connection and each statement, for readers that must answer soon."""
 
-    def __init__(self, url: str | None = None, migrate_to: int = SCHEMA_VERSION, create: bool = True):
+    def __init__(
+        self,
+        url: str | None = None,
+        migrate_to: int = SCHEMA_VERSION,
+        create: bool = True,
+        timeout_s: int | None = None,
+    ):
         given = url if url is not None else default_url()  # an empty --db is a mistake, not the default
         self.url = redact_url(given)
-        self.engine = _engine(resolve_url(given), create)
+        self.engine = _engine(resolve_url(given), create, timeout_s)
         self.dialect = self.engine.dialect.name
         try:
             with self._errors("open"):
