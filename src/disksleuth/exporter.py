@@ -9,6 +9,7 @@ never wakes a sleeping disk.
 from __future__ import annotations
 
 import contextlib
+import errno
 import socket
 import threading
 import time
@@ -151,6 +152,16 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host or "0.0.0.0", int(port_text)
 
 
+def _textfile_failure(directory: str, path: str, exc: OSError) -> DisksleuthError:
+    from disksleuth.errors import EnvironmentProblem, UsageError
+
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return EnvironmentProblem(
+            f"--textfile {directory}: the file system is full ({exc.strerror}); {path} not updated"
+        )
+    return UsageError(f"--textfile {directory}: cannot write there ({exc.strerror})")
+
+
 def write_textfile(directory: str, snap: Snapshot) -> str:
     """DIR/disksleuth.prom for node_exporter's textfile collector, written then renamed into place so
     node_exporter never reads half a file."""
@@ -166,7 +177,7 @@ def write_textfile(directory: str, snap: Snapshot) -> str:
     try:
         fd, tmp = tempfile.mkstemp(prefix=".disksleuth-", suffix=".prom.tmp", dir=directory)
     except OSError as exc:
-        raise UsageError(f"--textfile {directory}: cannot write there ({exc.strerror})") from None
+        raise _textfile_failure(directory, path, exc) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(exposition(snap))
@@ -176,9 +187,11 @@ def write_textfile(directory: str, snap: Snapshot) -> str:
         if os.path.isdir(path) and not os.path.islink(path):
             raise UsageError(f"--textfile {directory}: {path} is a directory")
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):  # a full disk is the usual one (ENOSPC on write or on close)
+            raise _textfile_failure(directory, path, exc) from None
         raise
     return path
 
