@@ -1,17 +1,323 @@
-"""`disksleuth exporter --textfile` on a real full file system (a small tmpfs, unmounted in `finally`)."""
+"""The exporter holds under a store that hangs: a real `disksleuth exporter` on 127.0.0.1 against a
+PostgreSQL "server" that accepts and never answers, a real PostgreSQL with a locked table, a corrupt SQLite
+store, and a real full file system under --textfile. Every loop is bounded in count and time; every socket,
+process and mount is closed in `finally`."""
 
 from __future__ import annotations
 
 import contextlib
+import http.client
+import json
 import os
+import re
+import resource
+import select
+import socket
 import subprocess
 import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
 
 import pytest
-from conftest import SYSFS
+from conftest import HERE, SYSFS
 
 BADLY_SEATED = os.path.join(SYSFS, "scenario_badly_seated")
+SAMPLE_RUN = os.path.join(HERE, "..", "benchmarks", "sample_run.json")
 CLI = [sys.executable, "-m", "disksleuth"]
+FLOOD = 200
+# The server closes a connection that has not sent a whole request within 5 s; the test allows more.
+CLOSED_WITHIN_S = 12.0
+# The store read inside a scrape is bounded at 3 s; Prometheus gives up on a scrape after 10 s.
+SCRAPE_WITH_HUNG_STORE_S = 5.0
+
+
+def _metric(text: str, name: str, **labels: str) -> float | None:
+    """The value of the sample `name{labels...}` in a text exposition (labels matched as a subset)."""
+    for line in text.splitlines():
+        m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$", line)
+        if not m or m.group(1) != name:
+            continue
+        found = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
+        if all(found.get(k) == v for k, v in labels.items()):
+            return float(m.group(4))
+    return None
+
+
+def _cpu_s(pid: int) -> float:
+    """User plus system CPU seconds of a process, from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Exporter:
+    def __init__(self, proc: subprocess.Popen, url: str):
+        self.proc = proc
+        self.url = url  # http://127.0.0.1:PORT/metrics
+        host_port = url.removeprefix("http://").split("/", 1)[0]
+        self.addr = (host_port.rsplit(":", 1)[0], int(host_port.rsplit(":", 1)[1]))
+        self.stderr = ""  # once stopped
+
+
+@contextlib.contextmanager
+def _exporter(*args: str, nofile: int | None = None) -> Iterator[Exporter]:
+    """`disksleuth exporter --listen 127.0.0.1:0 ARGS`, optionally under `ulimit -n NOFILE`; stopped with
+    SIGTERM (SIGKILL after 10 s) however the test ends."""
+
+    def limit() -> None:
+        if nofile is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+    proc = subprocess.Popen(
+        [*CLI, "exporter", "--listen", "127.0.0.1:0", "--json", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=limit,
+    )
+    ex = None
+    try:
+        lines: list[str] = []
+
+        def read_startup() -> None:
+            for line in proc.stdout or ():
+                lines.append(line)
+                if line.startswith("}"):  # the --json start-up document ends with "}"
+                    return
+
+        reader = threading.Thread(target=read_startup, daemon=True)
+        reader.start()
+        reader.join(timeout=30)  # a reader left blocked ends with the process, in `finally`
+        buf = "".join(lines)
+        assert buf.strip().endswith("}"), f"the exporter did not start: {buf!r}"
+        ex = Exporter(proc, json.loads(buf)["exporter"]["url"])
+        yield ex
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        err = proc.stderr.read() if proc.stderr else ""
+        if ex is not None:
+            ex.stderr = err
+
+
+def _request(
+    ex: Exporter, method: str = "GET", path: str = "/metrics", headers: dict | None = None, timeout_s: float = 10
+) -> tuple[int, dict[str, str], bytes]:
+    conn = http.client.HTTPConnection(*ex.addr, timeout=timeout_s)
+    try:
+        conn.request(method, path, headers=headers or {})
+        resp = conn.getresponse()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+    finally:
+        conn.close()
+
+
+def _scrape(ex: Exporter, timeout_s: float = 10) -> str:
+    status, _headers, body = _request(ex, timeout_s=timeout_s)
+    assert status == 200, (status, body[:200])
+    return body.decode()
+
+
+def _raw(ex: Exporter, data: bytes) -> bytes:
+    """Send raw bytes, read the answer until the server closes (bounded: 5 s, 64 KiB)."""
+    with socket.create_connection(ex.addr, timeout=5) as s:
+        with contextlib.suppress(OSError):
+            s.sendall(data)
+        out = b""
+        with contextlib.suppress(OSError):
+            while len(out) < 65536:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                out += chunk
+        return out
+
+
+def _open_idle(addr: tuple[str, int], count: int) -> list[socket.socket]:
+    """Up to `count` connections that send nothing, one after the other as a client would open them; stops
+    at the first that cannot connect within 3 s (a server that accepts no more)."""
+    socks = []
+    for _ in range(count):
+        try:
+            socks.append(socket.create_connection(addr, timeout=3))
+        except OSError:
+            break
+    time.sleep(0.5)
+    return socks
+
+
+def _wait_closed(socks: list[socket.socket], within_s: float) -> list[socket.socket]:
+    """The sockets the server has not closed within `within_s` (EOF or reset)."""
+    still = set(socks)
+    deadline = time.monotonic() + within_s
+    while still and time.monotonic() < deadline:
+        readable = select.select(list(still), [], [], min(0.5, max(0.0, deadline - time.monotonic())))[0]
+        for s in readable:
+            try:
+                data = s.recv(4096)
+            except OSError:
+                data = b""
+            if not data:
+                still.discard(s)
+    return list(still)
+
+
+# --- a store that hangs, a store that is broken ---------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _silent_server() -> Iterator[int]:
+    """A TCP listener on 127.0.0.1 that accepts and never answers, as a hung PostgreSQL server (or a
+    firewall that passes the handshake) looks to a client. Yields its port; holds at most 50 connections."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    stop = threading.Event()
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while not stop.is_set() and len(held) < 50:
+            with contextlib.suppress(TimeoutError, OSError):
+                held.append(listener.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        listener.close()
+        for conn in held:
+            conn.close()
+
+
+def test_a_postgresql_store_that_never_answers_costs_a_scrape_seconds_not_the_scrape() -> None:
+    """Before: every scrape took 10.2 s (libpq's 10 s connect timeout), past Prometheus' 10 s scrape timeout,
+    so the link and health metrics were lost too. Now the scrape comes back within the store's 3 s bound
+    with every other metric and disksleuth_store_up 0, and stderr says it once."""
+    pytest.importorskip("psycopg")
+    with _silent_server() as port, _exporter(
+        "--sysfs-root", BADLY_SEATED, "--no-health", "--db", f"postgresql://disksleuth@127.0.0.1:{port}/results"
+    ) as ex:
+        for attempt in range(2):
+            time.sleep(1.2 if attempt else 0)  # the second one takes its own snapshot
+            started = time.monotonic()
+            text = _scrape(ex, timeout_s=15)
+            took_s = time.monotonic() - started
+            assert took_s < SCRAPE_WITH_HUNG_STORE_S, f"scrape {attempt} took {took_s:.1f} s"
+            assert _metric(text, "disksleuth_store_up") == 0
+            assert _metric(text, "disksleuth_finding", device="nvme0n1", code="link_downgraded") == 1
+            assert _metric(text, "disksleuth_link_ceiling_bytes_per_second", device="nvme0n1", state="current")
+            assert _metric(text, "disksleuth_store_last_success_timestamp_seconds") is None  # never read
+    warnings = [line for line in ex.stderr.splitlines() if "benchmark figures left out" in line]
+    assert len(warnings) == 1 and f"127.0.0.1:{port}" in warnings[0], ex.stderr
+
+
+def test_textfile_with_a_postgresql_store_that_never_answers(tmp_path) -> None:
+    pytest.importorskip("psycopg")
+    with _silent_server() as port:
+        started = time.monotonic()
+        res = subprocess.run(
+            [*CLI, "exporter", "--textfile", str(tmp_path), "--sysfs-root", BADLY_SEATED, "--no-health"]
+            + ["--db", f"postgresql://disksleuth@127.0.0.1:{port}/results"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        took_s = time.monotonic() - started
+    assert res.returncode == 0, res.stderr
+    assert took_s < 8.0, f"{took_s:.1f} s"  # the store's 3 s bound plus Python's start-up on a busy machine
+    assert res.stderr.count("\n") == 1 and "warning: benchmark figures left out" in res.stderr, res.stderr
+    text = (tmp_path / "disksleuth.prom").read_text()
+    assert _metric(text, "disksleuth_store_up") == 0
+    assert _metric(text, "disksleuth_finding", device="nvme0n1", code="link_downgraded") == 1
+
+
+def _import_runs_for_this_host(cli, tmp_path, db: str) -> None:
+    """The sample run, stored for this host on nvme0n1 (the badly seated tree's drive)."""
+    with open(SAMPLE_RUN) as fh:
+        doc = json.load(fh)
+    doc["run"]["host"]["hostname"] = socket.gethostname()
+    doc["run"]["device"] = doc["device"]["name"] = "nvme0n1"
+    doc["run"].pop("id", None)
+    doc["run"]["uuid"] = str(uuid.uuid4())
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps({"schema": "disksleuth/1", "kind": "export", "runs": [doc]}))
+    res = cli("import", str(export), "--db", db)
+    assert res.code == 0, res.err
+
+
+def test_a_query_stuck_behind_a_lock_is_cancelled_and_the_figures_come_back(cli, tmp_path, fresh_postgres_url):
+    """A real PostgreSQL where another session holds the `tests` table locked: before, the scrape waited
+    for the lock (here: past the 10 s client timeout). Now the server cancels the query at the statement
+    timeout, the scrape has everything but the figures, the last good read's time stays, and once the lock
+    is gone the figures are back."""
+    psycopg = pytest.importorskip("psycopg")
+    _import_runs_for_this_host(cli, tmp_path, fresh_postgres_url)
+    with _exporter("--sysfs-root", BADLY_SEATED, "--no-health", "--db", fresh_postgres_url) as ex:
+        text = _scrape(ex, timeout_s=10)
+        assert _metric(text, "disksleuth_store_up") == 1
+        assert _metric(text, "disksleuth_bench_bytes_per_second", device="nvme0n1", direction="read")
+        read_at = _metric(text, "disksleuth_store_last_success_timestamp_seconds")
+        assert read_at is not None and abs(read_at - time.time()) < 60
+        locker = psycopg.connect(fresh_postgres_url)
+        try:
+            locker.execute("LOCK TABLE tests IN ACCESS EXCLUSIVE MODE")  # held until the rollback
+            time.sleep(1.2)
+            started = time.monotonic()
+            text = _scrape(ex, timeout_s=10)
+            took_s = time.monotonic() - started
+            assert took_s < SCRAPE_WITH_HUNG_STORE_S, f"{took_s:.1f} s"
+            assert _metric(text, "disksleuth_store_up") == 0
+            assert _metric(text, "disksleuth_bench_bytes_per_second", device="nvme0n1", direction="read") is None
+            assert _metric(text, "disksleuth_finding", device="nvme0n1", code="link_downgraded") == 1
+            assert _metric(text, "disksleuth_store_last_success_timestamp_seconds") == read_at
+        finally:
+            locker.rollback()
+            locker.close()
+        time.sleep(1.2)
+        text = _scrape(ex, timeout_s=10)
+        assert _metric(text, "disksleuth_store_up") == 1
+        assert _metric(text, "disksleuth_bench_bytes_per_second", device="nvme0n1", direction="read")
+    assert "statement timeout" in ex.stderr and "the results store answers again" in ex.stderr, ex.stderr
+
+
+def test_textfile_on_a_corrupt_sqlite_store_warns(tmp_path) -> None:
+    """Before: "wrote ...: 0 stored benchmark figures", exit 0, and not a word that the store was unreadable."""
+    store = tmp_path / "corrupt.sqlite"
+    store.write_bytes(b"this is no database\n" * 500)
+    out = tmp_path / "out"
+    out.mkdir()
+    res = subprocess.run(
+        [*CLI, "exporter", "--textfile", str(out), "--sysfs-root", BADLY_SEATED, "--no-health", "--db", str(store)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 0 and "0 stored benchmark figures" in res.stdout, res.stdout + res.stderr
+    assert res.stderr.count("\n") == 1, res.stderr
+    assert "warning: benchmark figures left out" in res.stderr and "not a disksleuth results store" in res.stderr
+    assert _metric((out / "disksleuth.prom").read_text(), "disksleuth_store_up") == 0
+
+
+def test_textfile_without_a_store_yet_is_quiet(tmp_path) -> None:
+    """No store yet (nothing saved) is the normal start, not a warning every 15 minutes from cron."""
+    res = subprocess.run(
+        [*CLI, "exporter", "--textfile", str(tmp_path), "--sysfs-root", BADLY_SEATED, "--no-health"]
+        + ["--db", str(tmp_path / "none.sqlite")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    assert _metric((tmp_path / "disksleuth.prom").read_text(), "disksleuth_store_up") == 0
+    assert not (tmp_path / "none.sqlite").exists()
 
 
 # --- a full file system ---------------------------------------------------------------------------------

@@ -816,10 +816,23 @@ def cmd_exporter(args: argparse.Namespace) -> int:
     cache = None
     if not args.no_health and root == "/":
         cache = exporter.HealthCache(max_age or exporter.DEFAULT_HEALTH_MAX_AGE_S)
-    db_url = args.db
+    # One reader for the life of the exporter: it remembers the last good read, and never starts a second
+    # read while a store that hangs still holds the first.
+    reader = exporter.BenchReader(args.db)
+    store_down = False
 
     def take() -> exporter.Snapshot:
-        return exporter.snapshot(root, cache, db_url, with_bench=not args.no_bench)
+        nonlocal store_down
+        snap = exporter.snapshot(root, cache, args.db, with_bench=not args.no_bench, bench_reader=reader)
+        # Said when the store stops answering and when it answers again, not at every scrape. A store that
+        # does not exist yet (nothing saved) is normal, not worth a word: disksleuth_store_up says it.
+        down = bool(snap.bench_error) and not snap.store_missing
+        if down and not store_down:
+            print(f"disksleuth: warning: benchmark figures left out: {_plain(snap.bench_error)}", file=sys.stderr)
+        elif store_down and not down:
+            print("disksleuth: the results store answers again", file=sys.stderr)
+        store_down = down
+        return snap
 
     if args.textfile:
         if cache is not None:

@@ -44,6 +44,8 @@ class Snapshot:
     bench: tuple[dict, ...]  # latest stored figures per device and test (store.latest.latest_tests)
     bench_error: str | None
     hostname: str
+    bench_read_at: float | None = None  # wall-clock seconds of the last successful store read
+    store_missing: bool = False  # bench_error only says no store exists yet (nothing has been saved)
 
 
 class HealthCache:
@@ -106,14 +108,70 @@ def disk_states(devices: list[Device], cache: HealthCache | None) -> tuple[DiskS
     return tuple(out)
 
 
-def latest_bench(db_url: str | None, hostname: str) -> tuple[tuple[dict, ...], str | None]:
-    """The latest stored figures of this host, or () and why not. Never creates a store."""
-    from disksleuth.store.latest import latest_tests
+# The store read inside a scrape is bounded well inside Prometheus' default 10 s scrape timeout, so a store
+# that hangs costs the benchmark figures only, never the link and health metrics. libpq counts its connect
+# timeout in whole seconds, 2 at least; the statement timeout bounds a query on a server that answers but
+# is stuck (a lock); the thread's deadline bounds everything else (a server that accepts and never answers).
+STORE_READ_TIMEOUT_S = 3.0
+STORE_DRIVER_TIMEOUT_S = 2
 
-    try:
-        return tuple(latest_tests(db_url, hostname)), None
-    except DisksleuthError as exc:
-        return (), str(exc)
+
+@dataclass(frozen=True)
+class BenchReading:
+    bench: tuple[dict, ...]
+    error: str | None
+    read_at: float | None  # wall clock of the last successful read, this one or an earlier one
+    missing: bool = False
+
+
+class BenchReader:
+    """The latest stored figures of `hostname`, each read bounded by `timeout_s`. The read runs in a thread:
+    when it overruns, the caller goes on without the figures, and no new read starts while that one still
+    hangs, so a stuck store holds one thread at most. Never creates a store."""
+
+    def __init__(self, db_url: str | None, hostname: str | None = None, timeout_s: float = STORE_READ_TIMEOUT_S):
+        self.db_url = db_url
+        self.hostname = hostname or socket.gethostname()
+        self.timeout_s = timeout_s
+        self.last_ok_at: float | None = None
+        self._lock = threading.Lock()
+        self._running: threading.Thread | None = None
+
+    def read(self) -> BenchReading:
+        from disksleuth.store.db import StoreMissing, default_url, redact_url
+
+        url = redact_url(self.db_url if self.db_url is not None else default_url())
+        outcome: dict[str, object] = {}
+
+        def run() -> None:
+            from disksleuth.store.latest import latest_tests
+
+            try:
+                outcome["bench"] = tuple(latest_tests(self.db_url, self.hostname, timeout_s=STORE_DRIVER_TIMEOUT_S))
+            except StoreMissing as exc:
+                outcome["missing"] = str(exc)
+            except DisksleuthError as exc:
+                outcome["error"] = str(exc)
+            except Exception as exc:  # the thread's only report is `outcome`; nothing may escape unseen
+                outcome["error"] = f"cannot read the results store {url}: {type(exc).__name__}"
+
+        with self._lock:
+            if self._running is not None and self._running.is_alive():
+                why = f"the results store {url} has not answered an earlier read yet"
+                return BenchReading((), why, self.last_ok_at)
+            thread = threading.Thread(target=run, name="disksleuth-store-read", daemon=True)
+            self._running = thread
+            thread.start()
+        thread.join(self.timeout_s)
+        if thread.is_alive():
+            why = f"the results store {url} did not answer within {self.timeout_s:g} s"
+            return BenchReading((), why, self.last_ok_at)
+        if "bench" in outcome:
+            self.last_ok_at = time.time()
+            return BenchReading(outcome["bench"], None, self.last_ok_at)  # type: ignore[arg-type]
+        if "missing" in outcome:
+            return BenchReading((), str(outcome["missing"]), self.last_ok_at, missing=True)
+        return BenchReading((), str(outcome["error"]), self.last_ok_at)
 
 
 def snapshot(
@@ -122,15 +180,18 @@ def snapshot(
     db_url: str | None = None,
     hostname: str | None = None,
     with_bench: bool = True,
+    bench_reader: BenchReader | None = None,
 ) -> Snapshot:
+    """One look at the machine. `bench_reader` keeps the store's state between snapshots (the HTTP mode);
+    without one, a one-off reader of `db_url` is used."""
     host = hostname or socket.gethostname()
     disks = disk_states(list_devices(sysfs_root), cache)
-    bench, error = latest_bench(db_url, host) if with_bench else ((), None)
+    reading = (bench_reader or BenchReader(db_url, host)).read() if with_bench else BenchReading((), None, None)
     # Figures only for the disks of this snapshot: a captured tree (--sysfs-root) is another machine, and a
     # loop or zram device that has since gone must not keep reporting its old figures.
     present = {d.device.name for d in disks}
-    bench = tuple(t for t in bench if t["device"] in present)
-    return Snapshot(disks, bench, error, host)
+    bench = tuple(t for t in reading.bench if t["device"] in present)
+    return Snapshot(disks, bench, reading.error, host, reading.read_at, reading.missing)
 
 
 DEFAULT_LISTEN = "127.0.0.1:9958"

@@ -189,9 +189,16 @@ def families(snap: Snapshot) -> list[Metric]:
 
     store_up = GaugeMetricFamily(
         "disksleuth_store_up",
-        "1 when the results store could be read for the benchmark metrics, 0 when not (or none exists yet).",
+        "1 when the results store could be read for the benchmark metrics, 0 when not (none exists yet, it is "
+        "unreadable, or it did not answer in time).",
     )
     store_up.add_metric([], 0 if snap.bench_error else 1)
+    store_read = GaugeMetricFamily(
+        "disksleuth_store_last_success_timestamp_seconds",
+        "When this exporter last read the results store successfully.",
+    )
+    if snap.bench_read_at is not None:
+        store_read.add_metric([], snap.bench_read_at)
     return [
         build,
         info,
@@ -206,6 +213,7 @@ def families(snap: Snapshot) -> list[Metric]:
         bench_latency,
         bench_time,
         store_up,
+        store_read,
     ]
 
 
