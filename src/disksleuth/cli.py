@@ -867,9 +867,12 @@ def cmd_exporter(args: argparse.Namespace) -> int:
 
     from disksleuth.bench import sigterm_as_exception
 
+    def log(line: str) -> None:
+        print(f"disksleuth exporter: {_plain(line)}", file=sys.stderr, flush=True)
+
     try:
         with sigterm_as_exception():
-            exporter.serve(args.listen, take, ready)
+            exporter.serve(args.listen, take, ready, log=log)
     finally:
         if refresher:
             refresher.stop()
@@ -1054,7 +1057,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--listen",
         default="127.0.0.1:9958",
         metavar="ADDR:PORT",
-        help="serve /metrics here (default: 127.0.0.1:9958; :9958 for every address)",
+        help="serve /metrics here (default: 127.0.0.1:9958, this machine only; :9958 serves every address, "
+        "to anyone, unauthenticated)",
     )
     p.add_argument(
         "--textfile",

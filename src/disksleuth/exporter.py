@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.health import health_findings
@@ -23,6 +24,9 @@ from disksleuth.analysis.verdicts import with_drive_sata_max
 from disksleuth.errors import DisksleuthError
 from disksleuth.model import Device, Finding, LinkChain
 from disksleuth.probe.block import list_devices
+
+if TYPE_CHECKING:
+    from disksleuth.exporter_http import Request, Response
 
 # Virtual block devices have no SMART data; asking smartctl about them only costs time.
 NO_HEALTH_TRANSPORTS = frozenset({"loop", "zram", "md", "dm", "virtio", "unknown"})
@@ -194,6 +198,58 @@ def snapshot(
     return Snapshot(disks, bench, reading.error, host, reading.read_at, reading.missing)
 
 
+class SharedSnapshot:
+    """One snapshot for every scrape that arrives while it is being taken, or within `max_age_s` after it
+    was finished: a hundred scrapes at once cost one look at sysfs and the store, not a hundred."""
+
+    def __init__(self, take: Callable[[], Snapshot], max_age_s: float = 1.0):
+        self._take = take
+        self.max_age_s = max_age_s
+        self.taken = 0  # snapshots taken so far (disksleuth_exporter_snapshots_total)
+        self._cond = threading.Condition()
+        self._snap: Snapshot | None = None
+        self._finished_at = 0.0  # time.monotonic()
+        self._taking = False
+        self._generation = 0  # +1 per snapshot taken or failed
+        self._error: Exception | None = None
+
+    def get(self) -> tuple[Snapshot, int]:
+        """(the snapshot, its generation); the generation names it for caches of what is built from it."""
+        with self._cond:
+            if self._taking:  # one is under way: wait for it, however long it takes
+                generation = self._generation
+                while self._generation == generation:
+                    self._cond.wait()
+                if self._error is not None:
+                    raise self._error
+                if self._snap is None:  # the taker was interrupted (not an Exception): nothing to share
+                    raise RuntimeError("the snapshot was interrupted")
+                return self._snap, self._generation
+            if self._snap is not None and time.monotonic() - self._finished_at < self.max_age_s:
+                return self._snap, self._generation
+            self._taking = True
+        snap: Snapshot | None = None
+        error: Exception | None = None
+        try:
+            snap = self._take()
+        except Exception as exc:
+            error = exc
+        finally:
+            with self._cond:
+                self._taking = False
+                self.taken += 1
+                self._generation += 1
+                generation = self._generation
+                self._error = error
+                if snap is not None:
+                    self._snap, self._finished_at = snap, time.monotonic()
+                self._cond.notify_all()
+        if error is not None:
+            raise error
+        assert snap is not None
+        return snap, generation
+
+
 DEFAULT_LISTEN = "127.0.0.1:9958"
 TEXTFILE_NAME = "disksleuth.prom"
 
@@ -257,33 +313,102 @@ def write_textfile(directory: str, snap: Snapshot) -> str:
     return path
 
 
+class MetricsEndpoint:
+    """The exporter's HTTP answers, from the shared snapshot. GET and HEAD on any path but /favicon.ico
+    (as prometheus_client serves), `name[]=` selecting families, OpenMetrics or text by the Accept header,
+    gzip when accepted. A body is built once per snapshot, format and selection and shared by every scrape
+    that asks for the same (so the exporter's own counters in it are as of that snapshot)."""
+
+    ALLOW = "GET, HEAD, OPTIONS"
+    MAX_CACHED_BODIES = 8  # per snapshot; more distinct requests are built each time
+
+    def __init__(self, snapshots: SharedSnapshot):
+        self.snapshots = snapshots
+        self.dropped: dict[str, int] = {}  # the server's ServerStats.dropped, once it exists
+        self._lock = threading.Lock()
+        self._generation = -1
+        self._bodies: dict[tuple[str, tuple[str, ...], bool], tuple[bytes, str] | None] = {}
+
+    def __call__(self, request: Request) -> Response:
+        from prometheus_client.exposition import gzip_accepted
+
+        from disksleuth.exporter_http import Response, error_response
+
+        allow = (("Allow", self.ALLOW),)
+        if request.method == "OPTIONS":
+            return Response(200, headers=allow)
+        if request.method not in ("GET", "HEAD"):
+            refused = error_response(405, f"{request.method[:20]} is not served here; use GET")
+            return Response(405, refused.body, refused.headers + allow)
+        if request.path == "/favicon.ico":
+            return error_response(404)
+        names = tuple(sorted(set(request.query.get("name[]", []))))
+        accept = request.headers.get("accept", "")
+        gzipped = gzip_accepted(request.headers.get("accept-encoding", ""))
+        built = self._body(accept, names, gzipped)
+        if built is None:
+            shown = ", ".join(names)[:200]
+            return error_response(404, f"no metric here is named {shown}")
+        body, content_type = built
+        headers = [("Content-Type", content_type)] + ([("Content-Encoding", "gzip")] if gzipped else [])
+        return Response(200, body, tuple(headers), head_only=request.method == "HEAD")
+
+    def _body(self, accept: str, names: tuple[str, ...], gzipped: bool) -> tuple[bytes, str] | None:
+        import gzip
+
+        from disksleuth.present.prometheus import encode, exporter_families, families, select_families
+
+        snap, generation = self.snapshots.get()
+        key = (accept, names, gzipped)
+        # One builder at a time: scrapes that arrive together wait for the first one's body instead of each
+        # building the same (building is CPU work; in parallel it would only be slower).
+        with self._lock:
+            if generation != self._generation:
+                self._generation, self._bodies = generation, {}
+            if key in self._bodies:
+                return self._bodies[key]
+            metrics = families(snap) + exporter_families(self.snapshots.taken, self.dropped)
+            if names:
+                metrics = select_families(metrics, list(names))
+            built: tuple[bytes, str] | None = None
+            if metrics:
+                body, content_type = encode(metrics, accept)
+                built = (gzip.compress(body, compresslevel=6, mtime=0) if gzipped else body), content_type
+            if len(self._bodies) < self.MAX_CACHED_BODIES:
+                self._bodies[key] = built
+            return built
+
+
 def serve(
     listen: str,
     take: Callable[[], Snapshot],
     ready: Callable[[str, int], None] | None = None,
     stop: threading.Event | None = None,
+    log: Callable[[str], None] | None = None,
+    max_connections: int | None = None,
 ) -> None:
-    """Serve /metrics until `stop` is set (or forever); each scrape calls `take`."""
-    from prometheus_client import CollectorRegistry, start_http_server
-
+    """Serve /metrics until `stop` is set (or forever). Scrapes share snapshots (SharedSnapshot) taken
+    with `take`; the server's bounds are in exporter_http. `log` gets one line per event worth knowing."""
     from disksleuth.errors import EnvironmentProblem
-    from disksleuth.present.prometheus import SnapshotCollector
+    from disksleuth.exporter_http import BoundedHTTPServer
 
     host, port = parse_listen(listen)
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(SnapshotCollector(take))
+    endpoint = MetricsEndpoint(SharedSnapshot(take))
     try:
-        server, thread = start_http_server(port, addr=host, registry=registry)
+        server = BoundedHTTPServer(host, port, endpoint, max_connections=max_connections, log=log)
     except OSError as exc:
         raise EnvironmentProblem(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    endpoint.dropped = server.stats.dropped
+    thread = threading.Thread(target=server.serve_forever, name="disksleuth-http", daemon=True)
+    thread.start()
     try:
         if ready:
             ready(host, server.server_address[1])
         (stop or threading.Event()).wait()
     finally:
         server.shutdown()
-        server.server_close()
         thread.join(timeout=5)
+        server.server_close()
 
 
 class HealthRefresher:
