@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 from collections.abc import Callable
 
 from disksleuth.cli import options
-from disksleuth.cli.common import EXIT_FINDINGS, EXIT_OK, emit, say, sysfs_root
+from disksleuth.cli.common import EXIT_FINDINGS, EXIT_OK, emit, plain, say, sysfs_root
 from disksleuth.cli.env import Environment
 
 AddCommand = Callable[..., argparse.ArgumentParser]
@@ -23,7 +24,8 @@ def register_exporter(add: AddCommand) -> None:
         "--listen",
         default="127.0.0.1:9958",
         metavar="ADDR:PORT",
-        help="serve /metrics here (default: 127.0.0.1:9958; :9958 for every address)",
+        help="serve /metrics here (default: 127.0.0.1:9958, this machine only; :9958 serves every address, "
+        "to anyone, unauthenticated)",
     )
     p.add_argument(
         "--textfile",
@@ -63,11 +65,23 @@ def run_exporter(args: argparse.Namespace, env: Environment) -> int:
     cache = None
     if not args.no_health and root == "/":
         cache = exporter.HealthCache(max_age or exporter.DEFAULT_HEALTH_MAX_AGE_S)
-    db_url = args.db
     serial_key = _serial_keys(args, env)
+    # One reader for the life of the exporter: it remembers the last good read, and never starts a second
+    # read while a store that hangs still holds the first.
+    reader = exporter.BenchReader(args.db)
+    store_down = False
 
     def take() -> Snapshot:
-        snap = exporter.snapshot(root, cache, db_url, with_bench=not args.no_bench)
+        nonlocal store_down
+        snap = exporter.snapshot(root, cache, args.db, with_bench=not args.no_bench, bench_reader=reader)
+        # Said when the store stops answering and when it answers again, not at every scrape. A store that
+        # does not exist yet (nothing saved) is normal, not worth a word: disksleuth_store_up says it.
+        down = bool(snap.bench_error) and not snap.store_missing
+        if down and not store_down:
+            env.error_line(f"warning: benchmark figures left out: {plain(snap.bench_error)}")
+        elif store_down and not down:
+            env.error_line("the results store answers again")
+        store_down = down
         return dataclasses.replace(snap, serial_key=serial_key())
 
     if args.textfile:
@@ -94,9 +108,13 @@ def run_exporter(args: argparse.Namespace, env: Environment) -> int:
 
     from disksleuth.run.bench import sigterm_as_exception
 
+    def log(line: str) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            print(f"disksleuth exporter: {plain(line)}", file=env.stderr, flush=True)
+
     try:
         with sigterm_as_exception():
-            exporter.serve(args.listen, take, ready)
+            exporter.serve(args.listen, take, ready, log=log)
     finally:
         if refresher:
             refresher.stop()

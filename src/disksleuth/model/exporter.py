@@ -24,3 +24,5 @@ class Snapshot:
     bench_error: str | None
     hostname: str
     serial_key: bytes | None = None  # what serial ids are keyed with (serials.py); none: no ids at all
+    bench_read_at: float | None = None  # wall-clock seconds of the last successful store read
+    store_missing: bool = False  # bench_error only says no store exists yet (nothing has been saved)

@@ -13,8 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from prometheus_client.core import GaugeMetricFamily, Metric
-from prometheus_client.registry import Collector
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from disksleuth import __version__, serials
 from disksleuth.model import PcieHop, SataHop, UsbHop
@@ -188,9 +187,16 @@ def families(snap: Snapshot) -> list[Metric]:
 
     store_up = GaugeMetricFamily(
         "disksleuth_store_up",
-        "1 when the results store could be read for the benchmark metrics, 0 when not (or none exists yet).",
+        "1 when the results store could be read for the benchmark metrics, 0 when not (none exists yet, it is "
+        "unreadable, or it did not answer in time).",
     )
     store_up.add_metric([], 0 if snap.bench_error else 1)
+    store_read = GaugeMetricFamily(
+        "disksleuth_store_last_success_timestamp_seconds",
+        "When this exporter last read the results store successfully.",
+    )
+    if snap.bench_read_at is not None:
+        store_read.add_metric([], snap.bench_read_at)
     return [
         build,
         info,
@@ -205,23 +211,58 @@ def families(snap: Snapshot) -> list[Metric]:
         bench_latency,
         bench_time,
         store_up,
+        store_read,
     ]
 
 
-class SnapshotCollector(Collector):
-    """Takes a fresh snapshot at every scrape."""
+def exporter_families(snapshots_taken: int, dropped: dict[str, int]) -> list[Metric]:
+    """The HTTP exporter's own counters."""
+    snapshots = CounterMetricFamily(
+        "disksleuth_exporter_snapshots",
+        "Snapshots taken (each reads sysfs and the results store). Scrapes that arrive while one is taken, or "
+        "within a second after, share it.",
+        value=snapshots_taken,
+    )
+    drops = CounterMetricFamily(
+        "disksleuth_exporter_connections_dropped",
+        "Connections closed unanswered: `timeout` (the request did not arrive whole, or the response was not "
+        "taken, in time), `capacity` (too many connections open at once).",
+        labels=["reason"],
+    )
+    for reason, count in sorted(dropped.items()):
+        drops.add_metric([reason], count)
+    return [snapshots, drops]
 
-    def __init__(self, take: Any):
-        self._take = take
+
+def select_families(metrics: list[Metric], names: list[str]) -> list[Metric]:
+    """The families `name[]=` asks for, by family name or sample name (`..._total`), as prometheus_client
+    and node_exporter filter."""
+    wanted = set(names)
+
+    def named(m: Metric) -> bool:
+        if m.name in wanted or (m.type == "counter" and f"{m.name}_total" in wanted):
+            return True
+        return any(s.name in wanted for s in m.samples)
+
+    return [m for m in metrics if named(m)]
+
+
+class _Families:
+    def __init__(self, metrics: list[Metric]):
+        self._metrics = metrics
 
     def collect(self) -> Iterator[Metric]:
-        yield from families(self._take())
+        yield from self._metrics
+
+
+def encode(metrics: list[Metric], accept_header: str | None) -> tuple[bytes, str]:
+    """(body, Content-Type) in the format the scraper's Accept header asks for: OpenMetrics or the text format."""
+    from prometheus_client.exposition import choose_encoder
+
+    encoder, content_type = choose_encoder(accept_header or "")
+    return encoder(_Families(metrics)), content_type
 
 
 def exposition(snap: Snapshot) -> bytes:
-    """The text exposition format of one snapshot."""
-    from prometheus_client import CollectorRegistry, generate_latest
-
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(SnapshotCollector(lambda: snap))
-    return generate_latest(registry)
+    """The text exposition format of one snapshot (the textfile)."""
+    return encode(families(snap), None)[0]

@@ -9,11 +9,13 @@ never wakes a sleeping disk.
 from __future__ import annotations
 
 import contextlib
+import errno
 import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.health import health_findings
@@ -23,6 +25,9 @@ from disksleuth.errors import DisksleuthError
 from disksleuth.model import Device
 from disksleuth.model.exporter import DiskState, Snapshot
 from disksleuth.probe.block import list_devices
+
+if TYPE_CHECKING:
+    from disksleuth.run.exporter_http import Request, Response
 
 # Virtual block devices have no SMART data; asking smartctl about them only costs time.
 NO_HEALTH_TRANSPORTS = frozenset({"loop", "zram", "md", "dm", "virtio", "unknown"})
@@ -89,14 +94,70 @@ def disk_states(devices: list[Device], cache: HealthCache | None) -> tuple[DiskS
     return tuple(out)
 
 
-def latest_bench(db_url: str | None, hostname: str) -> tuple[tuple[dict[str, Any], ...], str | None]:
-    """The latest stored figures of this host, or () and why not. Never creates a store."""
-    from disksleuth.store.latest import latest_tests
+# The store read inside a scrape is bounded well inside Prometheus' default 10 s scrape timeout, so a store
+# that hangs costs the benchmark figures only, never the link and health metrics. libpq counts its connect
+# timeout in whole seconds, 2 at least; the statement timeout bounds a query on a server that answers but
+# is stuck (a lock); the thread's deadline bounds everything else (a server that accepts and never answers).
+STORE_READ_TIMEOUT_S = 3.0
+STORE_DRIVER_TIMEOUT_S = 2
 
-    try:
-        return tuple(latest_tests(db_url, hostname)), None
-    except DisksleuthError as exc:
-        return (), str(exc)
+
+@dataclass(frozen=True)
+class BenchReading:
+    bench: tuple[dict[str, Any], ...]
+    error: str | None
+    read_at: float | None  # wall clock of the last successful read, this one or an earlier one
+    missing: bool = False
+
+
+class BenchReader:
+    """The latest stored figures of `hostname`, each read bounded by `timeout_s`. The read runs in a thread:
+    when it overruns, the caller goes on without the figures, and no new read starts while that one still
+    hangs, so a stuck store holds one thread at most. Never creates a store."""
+
+    def __init__(self, db_url: str | None, hostname: str | None = None, timeout_s: float = STORE_READ_TIMEOUT_S):
+        self.db_url = db_url
+        self.hostname = hostname or socket.gethostname()
+        self.timeout_s = timeout_s
+        self.last_ok_at: float | None = None
+        self._lock = threading.Lock()
+        self._running: threading.Thread | None = None
+
+    def read(self) -> BenchReading:
+        from disksleuth.store.db import StoreMissing, default_url, redact_url
+
+        url = redact_url(self.db_url if self.db_url is not None else default_url())
+        outcome: dict[str, object] = {}
+
+        def run() -> None:
+            from disksleuth.store.latest import latest_tests
+
+            try:
+                outcome["bench"] = tuple(latest_tests(self.db_url, self.hostname, timeout_s=STORE_DRIVER_TIMEOUT_S))
+            except StoreMissing as exc:
+                outcome["missing"] = str(exc)
+            except DisksleuthError as exc:
+                outcome["error"] = str(exc)
+            except Exception as exc:  # the thread's only report is `outcome`; nothing may escape unseen
+                outcome["error"] = f"cannot read the results store {url}: {type(exc).__name__}"
+
+        with self._lock:
+            if self._running is not None and self._running.is_alive():
+                why = f"the results store {url} has not answered an earlier read yet"
+                return BenchReading((), why, self.last_ok_at)
+            thread = threading.Thread(target=run, name="disksleuth-store-read", daemon=True)
+            self._running = thread
+            thread.start()
+        thread.join(self.timeout_s)
+        if thread.is_alive():
+            why = f"the results store {url} did not answer within {self.timeout_s:g} s"
+            return BenchReading((), why, self.last_ok_at)
+        if "bench" in outcome:
+            self.last_ok_at = time.time()
+            return BenchReading(outcome["bench"], None, self.last_ok_at)  # type: ignore[arg-type]
+        if "missing" in outcome:
+            return BenchReading((), str(outcome["missing"]), self.last_ok_at, missing=True)
+        return BenchReading((), str(outcome["error"]), self.last_ok_at)
 
 
 def snapshot(
@@ -105,15 +166,70 @@ def snapshot(
     db_url: str | None = None,
     hostname: str | None = None,
     with_bench: bool = True,
+    bench_reader: BenchReader | None = None,
 ) -> Snapshot:
+    """One look at the machine. `bench_reader` keeps the store's state between snapshots (the HTTP mode);
+    without one, a one-off reader of `db_url` is used."""
     host = hostname or socket.gethostname()
     disks = disk_states(list_devices(sysfs_root), cache)
-    bench, error = latest_bench(db_url, host) if with_bench else ((), None)
+    reading = (bench_reader or BenchReader(db_url, host)).read() if with_bench else BenchReading((), None, None)
     # Figures only for the disks of this snapshot: a captured tree (--sysfs-root) is another machine, and a
     # loop or zram device that has since gone must not keep reporting its old figures.
     present = {d.device.name for d in disks}
-    bench = tuple(t for t in bench if t["device"] in present)
-    return Snapshot(disks, bench, error, host)
+    bench = tuple(t for t in reading.bench if t["device"] in present)
+    return Snapshot(disks, bench, reading.error, host, bench_read_at=reading.read_at, store_missing=reading.missing)
+
+
+class SharedSnapshot:
+    """One snapshot for every scrape that arrives while it is being taken, or within `max_age_s` after it
+    was finished: a hundred scrapes at once cost one look at sysfs and the store, not a hundred."""
+
+    def __init__(self, take: Callable[[], Snapshot], max_age_s: float = 1.0):
+        self._take = take
+        self.max_age_s = max_age_s
+        self.taken = 0  # snapshots taken so far (disksleuth_exporter_snapshots_total)
+        self._cond = threading.Condition()
+        self._snap: Snapshot | None = None
+        self._finished_at = 0.0  # time.monotonic()
+        self._taking = False
+        self._generation = 0  # +1 per snapshot taken or failed
+        self._error: Exception | None = None
+
+    def get(self) -> tuple[Snapshot, int]:
+        """(the snapshot, its generation); the generation names it for caches of what is built from it."""
+        with self._cond:
+            if self._taking:  # one is under way: wait for it, however long it takes
+                generation = self._generation
+                while self._generation == generation:
+                    self._cond.wait()
+                if self._error is not None:
+                    raise self._error
+                if self._snap is None:  # the taker was interrupted (not an Exception): nothing to share
+                    raise RuntimeError("the snapshot was interrupted")
+                return self._snap, self._generation
+            if self._snap is not None and time.monotonic() - self._finished_at < self.max_age_s:
+                return self._snap, self._generation
+            self._taking = True
+        snap: Snapshot | None = None
+        error: Exception | None = None
+        try:
+            snap = self._take()
+        except Exception as exc:
+            error = exc
+        finally:
+            with self._cond:
+                self._taking = False
+                self.taken += 1
+                self._generation += 1
+                generation = self._generation
+                self._error = error
+                if snap is not None:
+                    self._snap, self._finished_at = snap, time.monotonic()
+                self._cond.notify_all()
+        if error is not None:
+            raise error
+        assert snap is not None
+        return snap, generation
 
 
 DEFAULT_LISTEN = "127.0.0.1:9958"
@@ -135,6 +251,16 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host or "0.0.0.0", int(port_text)
 
 
+def _textfile_failure(directory: str, path: str, exc: OSError) -> DisksleuthError:
+    from disksleuth.errors import EnvironmentProblem, UsageError
+
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return EnvironmentProblem(
+            f"--textfile {directory}: the file system is full ({exc.strerror}); {path} not updated"
+        )
+    return UsageError(f"--textfile {directory}: cannot write there ({exc.strerror})")
+
+
 def write_textfile(directory: str, snap: Snapshot) -> str:
     """DIR/disksleuth.prom for node_exporter's textfile collector, written then renamed into place so
     node_exporter never reads half a file."""
@@ -150,7 +276,7 @@ def write_textfile(directory: str, snap: Snapshot) -> str:
     try:
         fd, tmp = tempfile.mkstemp(prefix=".disksleuth-", suffix=".prom.tmp", dir=directory)
     except OSError as exc:
-        raise UsageError(f"--textfile {directory}: cannot write there ({exc.strerror})") from None
+        raise _textfile_failure(directory, path, exc) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(exposition(snap))
@@ -160,11 +286,79 @@ def write_textfile(directory: str, snap: Snapshot) -> str:
         if os.path.isdir(path) and not os.path.islink(path):
             raise UsageError(f"--textfile {directory}: {path} is a directory")
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):  # a full disk is the usual one (ENOSPC on write or on close)
+            raise _textfile_failure(directory, path, exc) from None
         raise
     return path
+
+
+class MetricsEndpoint:
+    """The exporter's HTTP answers, from the shared snapshot. GET and HEAD on any path but /favicon.ico
+    (as prometheus_client serves), `name[]=` selecting families, OpenMetrics or text by the Accept header,
+    gzip when accepted. A body is built once per snapshot, format and selection and shared by every scrape
+    that asks for the same (so the exporter's own counters in it are as of that snapshot)."""
+
+    ALLOW = "GET, HEAD, OPTIONS"
+    MAX_CACHED_BODIES = 8  # per snapshot; more distinct requests are built each time
+
+    def __init__(self, snapshots: SharedSnapshot):
+        self.snapshots = snapshots
+        self.dropped: dict[str, int] = {}  # the server's ServerStats.dropped, once it exists
+        self._lock = threading.Lock()
+        self._generation = -1
+        self._bodies: dict[tuple[str, tuple[str, ...], bool], tuple[bytes, str] | None] = {}
+
+    def __call__(self, request: Request) -> Response:
+        from prometheus_client.exposition import gzip_accepted
+
+        from disksleuth.run.exporter_http import Response, error_response
+
+        allow = (("Allow", self.ALLOW),)
+        if request.method == "OPTIONS":
+            return Response(200, headers=allow)
+        if request.method not in ("GET", "HEAD"):
+            refused = error_response(405, f"{request.method[:20]} is not served here; use GET")
+            return Response(405, refused.body, refused.headers + allow)
+        if request.path == "/favicon.ico":
+            return error_response(404)
+        names = tuple(sorted(set(request.query.get("name[]", []))))
+        accept = request.headers.get("accept", "")
+        gzipped = gzip_accepted(request.headers.get("accept-encoding", ""))
+        built = self._body(accept, names, gzipped)
+        if built is None:
+            shown = ", ".join(names)[:200]
+            return error_response(404, f"no metric here is named {shown}")
+        body, content_type = built
+        headers = [("Content-Type", content_type)] + ([("Content-Encoding", "gzip")] if gzipped else [])
+        return Response(200, body, tuple(headers), head_only=request.method == "HEAD")
+
+    def _body(self, accept: str, names: tuple[str, ...], gzipped: bool) -> tuple[bytes, str] | None:
+        import gzip
+
+        from disksleuth.present.prometheus import encode, exporter_families, families, select_families
+
+        snap, generation = self.snapshots.get()
+        key = (accept, names, gzipped)
+        # One builder at a time: scrapes that arrive together wait for the first one's body instead of each
+        # building the same (building is CPU work; in parallel it would only be slower).
+        with self._lock:
+            if generation != self._generation:
+                self._generation, self._bodies = generation, {}
+            if key in self._bodies:
+                return self._bodies[key]
+            metrics = families(snap) + exporter_families(self.snapshots.taken, self.dropped)
+            if names:
+                metrics = select_families(metrics, list(names))
+            built: tuple[bytes, str] | None = None
+            if metrics:
+                body, content_type = encode(metrics, accept)
+                built = (gzip.compress(body, compresslevel=6, mtime=0) if gzipped else body), content_type
+            if len(self._bodies) < self.MAX_CACHED_BODIES:
+                self._bodies[key] = built
+            return built
 
 
 def serve(
@@ -172,28 +366,31 @@ def serve(
     take: Callable[[], Snapshot],
     ready: Callable[[str, int], None] | None = None,
     stop: threading.Event | None = None,
+    log: Callable[[str], None] | None = None,
+    max_connections: int | None = None,
 ) -> None:
-    """Serve /metrics until `stop` is set (or forever); each scrape calls `take`."""
-    from prometheus_client import CollectorRegistry, start_http_server
-
+    """Serve /metrics until `stop` is set (or forever). Scrapes share snapshots (SharedSnapshot) taken
+    with `take`; the server's bounds are in exporter_http. `log` gets one line per event worth knowing."""
     from disksleuth.errors import EnvironmentProblem
-    from disksleuth.present.prometheus import SnapshotCollector
+    from disksleuth.run.exporter_http import BoundedHTTPServer
 
     host, port = parse_listen(listen)
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(SnapshotCollector(take))
+    endpoint = MetricsEndpoint(SharedSnapshot(take))
     try:
-        server, thread = start_http_server(port, addr=host, registry=registry)
+        server = BoundedHTTPServer(host, port, endpoint, max_connections=max_connections, log=log)
     except OSError as exc:
         raise EnvironmentProblem(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    endpoint.dropped = server.stats.dropped
+    thread = threading.Thread(target=server.serve_forever, name="disksleuth-http", daemon=True)
+    thread.start()
     try:
         if ready:
             ready(host, server.server_address[1])
         (stop or threading.Event()).wait()
     finally:
         server.shutdown()
-        server.server_close()
         thread.join(timeout=5)
+        server.server_close()
 
 
 class HealthRefresher:

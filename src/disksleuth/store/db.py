@@ -424,7 +424,7 @@ BUSY_TIMEOUT_MS = 5000
 _FIRST_RUN = "`disksleuth check` or `disksleuth bench` saves the first run"
 
 
-def _engine(url: str, create: bool, read_only: bool = False) -> Engine:
+def _engine(url: str, create: bool, read_only: bool = False, timeout_s: int | None = None) -> Engine:
     try:
         parsed = sa.engine.make_url(url)
         backend = parsed.get_backend_name()
@@ -433,7 +433,8 @@ def _engine(url: str, create: bool, read_only: bool = False) -> Engine:
     kwargs: dict[str, Any] = {}
     if backend == "postgresql":
         # An unreachable server is one line after 10 s, not a hang of minutes (libpq waits forever by default).
-        connect_args: dict[str, Any] = {"connect_timeout": 10}
+        # A reader that must answer sooner (the exporter's scrape) gives its own bound, in whole seconds.
+        connect_args: dict[str, Any] = {"connect_timeout": timeout_s or 10}
         if read_only:  # the server itself refuses any write of a read-only command
             connect_args["options"] = "-c default_transaction_read_only=on"
         kwargs["connect_args"] = connect_args
@@ -460,6 +461,15 @@ def _engine(url: str, create: bool, read_only: bool = False) -> Engine:
         raise EnvironmentProblem(
             f"--db {redact_url(url)}: the database driver is missing ({exc.name}); pip install 'disksleuth[postgres]'"
         ) from exc
+    if timeout_s and engine.dialect.name == "postgresql":
+
+        @sa.event.listens_for(engine, "connect")
+        def _pg_statement_timeout(dbapi_conn: Any, _record: Any) -> None:
+            # Server side: a query stuck behind a lock ends after timeout_s. A SET (not libpq's `options`)
+            # so a connection pooler that refuses startup options still works; committed, or a rollback undoes it.
+            dbapi_conn.execute(f"SET statement_timeout = {int(timeout_s * 1000)}")
+            dbapi_conn.commit()
+
     if engine.dialect.name == "sqlite":
 
         @sa.event.listens_for(engine, "connect")
@@ -527,7 +537,8 @@ def _unj(text: str | None, default: Any = None) -> Any:
 class Store:
     """One results store. `create=False` never creates a store: a missing one is StoreMissing.
     `read_only` (every command that only reads) opens it so that nothing can be written, and reads a store
-    on a read-only mount. Every database failure surfaces as one line (StoreError), never SQL or parameters."""
+    on a read-only mount. Every database failure surfaces as one line (StoreError), never SQL or parameters.
+    `timeout_s` (PostgreSQL) bounds the connection and each statement, for readers that must answer soon."""
 
     def __init__(
         self,
@@ -535,11 +546,12 @@ class Store:
         migrate_to: int = SCHEMA_VERSION,
         create: bool = True,
         read_only: bool = False,
+        timeout_s: int | None = None,
     ):
         given = url if url is not None else default_url()  # an empty --db is a mistake, not the default
         self.url = redact_url(given)
         self.read_only = read_only
-        self.engine = _engine(resolve_url(given), create and not read_only, read_only)
+        self.engine = _engine(resolve_url(given), create and not read_only, read_only, timeout_s)
         self.dialect = self.engine.dialect.name
         self._sqlite_file = _sqlite_path(self.engine.url) if self.dialect == "sqlite" else None
         self.serial_key: bytes | None = None  # what the serial ids of this store are keyed with

@@ -11,9 +11,9 @@ import sqlalchemy as sa
 from disksleuth.store.db import FINDINGS, RUNS, TEST_FIGURES, TESTS, Store, capped_latencies
 
 
-def _existing_store(db_url: str | None) -> Store:
+def _existing_store(db_url: str | None, timeout_s: int | None = None) -> Store:
     """Readers never create a store (a missing one is StoreMissing, one line), nor write to one."""
-    return Store(db_url, create=False, read_only=True)
+    return Store(db_url, create=False, read_only=True, timeout_s=timeout_s)
 
 
 def epoch_s(iso: str | None) -> float | None:
@@ -29,10 +29,11 @@ def epoch_s(iso: str | None) -> float | None:
             return None
 
 
-def latest_tests(db_url: str | None, hostname: str) -> list[dict[str, Any]]:
+def latest_tests(db_url: str | None, hostname: str, timeout_s: int | None = None) -> list[dict[str, Any]]:
     """For each device and test id of `hostname`, the figures of its newest stored test (reference
-    tests excluded). Each dict: device, test_id, run_id, started_at_s and the TEST_FIGURES."""
-    with _existing_store(db_url) as store:
+    tests excluded). Each dict: device, test_id, run_id, started_at_s and the TEST_FIGURES. `timeout_s`
+    bounds the connection and each statement (PostgreSQL)."""
+    with _existing_store(db_url, timeout_s) as store:
         newest = (
             sa.select(sa.func.max(TESTS.c.id))
             .select_from(TESTS.join(RUNS, RUNS.c.id == TESTS.c.run_id))
@@ -51,7 +52,7 @@ def latest_tests(db_url: str | None, hostname: str) -> list[dict[str, Any]]:
             .where(TESTS.c.id.in_(newest))
             .order_by(RUNS.c.device_name, TESTS.c.test_id)
         )
-        with store.engine.connect() as conn:
+        with store._errors("read"), store.engine.connect() as conn:  # a failing query is one line, not SQL
             rows = conn.execute(query).mappings().all()
     out = []
     for row in rows:
