@@ -65,7 +65,11 @@ def run_exporter(args: argparse.Namespace, env: Environment) -> int:
     cache = None
     if not args.no_health and root == "/":
         cache = exporter.HealthCache(max_age or exporter.DEFAULT_HEALTH_MAX_AGE_S)
-    serial_key = _serial_keys(args, env)
+    from disksleuth import serials
+
+    # Serial ids are keyed with the fleet's key when one is set, else with the store's (read with the figures,
+    # inside the scrape's bound), else there are none: never a plain digest.
+    fleet_key = serials.key_from_env(env.environ)
     # One reader for the life of the exporter: it remembers the last good read, and never starts a second
     # read while a store that hangs still holds the first.
     reader = exporter.BenchReader(args.db)
@@ -82,7 +86,7 @@ def run_exporter(args: argparse.Namespace, env: Environment) -> int:
         elif store_down and not down:
             env.error_line("the results store answers again")
         store_down = down
-        return dataclasses.replace(snap, serial_key=serial_key())
+        return dataclasses.replace(snap, serial_key=fleet_key or snap.serial_key)
 
     if args.textfile:
         if cache is not None:
@@ -119,18 +123,6 @@ def run_exporter(args: argparse.Namespace, env: Environment) -> int:
         if refresher:
             refresher.stop()
     return EXIT_OK
-
-
-def _serial_keys(args: argparse.Namespace, env: Environment) -> Callable[[], bytes | None]:
-    """What the exporter's serial ids are keyed with: the fleet's key, else the store's (never a plain digest)."""
-    from disksleuth import serials
-
-    if args.no_bench:  # the store is not read at all: only a fleet key makes serial ids
-        fleet_key = serials.key_from_env(env.environ)
-        return lambda: fleet_key
-    from disksleuth.store.latest import SerialKeys
-
-    return SerialKeys(args.db, environ=env.environ).get
 
 
 def run_fleet(args: argparse.Namespace, env: Environment) -> int:

@@ -108,6 +108,7 @@ class BenchReading:
     error: str | None
     read_at: float | None  # wall clock of the last successful read, this one or an earlier one
     missing: bool = False
+    serial_key: bytes | None = None  # the store's key for serial ids (serials.py), read with the figures
 
 
 class BenchReader:
@@ -122,6 +123,7 @@ class BenchReader:
         self.last_ok_at: float | None = None
         self._lock = threading.Lock()
         self._running: threading.Thread | None = None
+        self.serial_key: bytes | None = None  # read once, in the same bounded read: a store's key never changes
 
     def read(self) -> BenchReading:
         from disksleuth.store.db import StoreMissing, default_url, redact_url
@@ -130,10 +132,12 @@ class BenchReader:
         outcome: dict[str, object] = {}
 
         def run() -> None:
-            from disksleuth.store.latest import latest_tests
+            from disksleuth.store.latest import latest_tests, store_serial_key
 
             try:
                 outcome["bench"] = tuple(latest_tests(self.db_url, self.hostname, timeout_s=STORE_DRIVER_TIMEOUT_S))
+                if self.serial_key is None:
+                    self.serial_key = store_serial_key(self.db_url, timeout_s=STORE_DRIVER_TIMEOUT_S)
             except StoreMissing as exc:
                 outcome["missing"] = str(exc)
             except DisksleuthError as exc:
@@ -154,7 +158,7 @@ class BenchReader:
             return BenchReading((), why, self.last_ok_at)
         if "bench" in outcome:
             self.last_ok_at = time.time()
-            return BenchReading(outcome["bench"], None, self.last_ok_at)  # type: ignore[arg-type]
+            return BenchReading(outcome["bench"], None, self.last_ok_at, serial_key=self.serial_key)  # type: ignore[arg-type]
         if "missing" in outcome:
             return BenchReading((), str(outcome["missing"]), self.last_ok_at, missing=True)
         return BenchReading((), str(outcome["error"]), self.last_ok_at)
@@ -177,7 +181,15 @@ def snapshot(
     # loop or zram device that has since gone must not keep reporting its old figures.
     present = {d.device.name for d in disks}
     bench = tuple(t for t in reading.bench if t["device"] in present)
-    return Snapshot(disks, bench, reading.error, host, bench_read_at=reading.read_at, store_missing=reading.missing)
+    return Snapshot(
+        disks,
+        bench,
+        reading.error,
+        host,
+        serial_key=reading.serial_key,
+        bench_read_at=reading.read_at,
+        store_missing=reading.missing,
+    )
 
 
 class SharedSnapshot:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -116,33 +115,8 @@ def latest_runs_per_host_device(db_url: str | None, host: str | None = None) -> 
     return runs
 
 
-class SerialKeys:
-    """The key the exporter's serial ids are made with: DISKSLEUTH_SERIAL_KEY when a fleet sets one, else the
-    key of the store it reads (so the exporter and the store agree), else none and no ids. While there is no
-    store key it looks again at most once a `retry_s`, so a store made after the exporter started is used
-    without a restart, and a scrape does not pay for a second store connection each time."""
-
-    def __init__(self, db_url: str | None, retry_s: float = 60.0, environ: Mapping[str, str] | None = None):
-        from disksleuth import serials
-
-        self._key = serials.key_from_env(environ)  # a fleet key too short to be safe is refused at start
-        self._db_url = db_url
-        self._retry_s = retry_s
-        self._looked_at: float | None = None
-
-    def get(self) -> bytes | None:
-        import time
-
-        from disksleuth.errors import DisksleuthError
-
-        if self._key is not None:
-            return self._key
-        if self._looked_at is not None and time.monotonic() - self._looked_at < self._retry_s:
-            return None
-        self._looked_at = time.monotonic()
-        try:
-            with _existing_store(self._db_url) as store:
-                self._key = store.serial_key
-        except DisksleuthError:
-            pass  # no store yet, or unreadable: the bench figures say so (disksleuth_store_up)
-        return self._key
+def store_serial_key(db_url: str | None, timeout_s: int | None = None) -> bytes | None:
+    """The key the store's serial ids are made with, so the exporter's ids agree with the store's. Never
+    creates a store; `timeout_s` bounds a PostgreSQL server that does not answer."""
+    with _existing_store(db_url, timeout_s) as store:
+        return store.serial_key
