@@ -150,3 +150,20 @@ def test_profile_names_for_the_parser_match_the_profiles():
     from disksleuth import PROFILE_NAMES
 
     assert tuple(PROFILES) == PROFILE_NAMES
+
+
+def test_documents_read_in_one_go_get_distinct_series_times():
+    """Under load two status documents can be read at one clock reading: their series points used to share a
+    t_s, and the store's UNIQUE (test, t_s) then refused the whole run (it went to unsaved/)."""
+    from disksleuth.analysis.results import series_from_samples
+    from disksleuth.model.fio import StatusSample
+
+    samples = [
+        StatusSample(1.0, 0, 0, 0, 1000, 1000),
+        StatusSample(1.2, 10_000_000, 0, 100, 1100, 1100),
+        StatusSample(1.2, 20_000_000, 0, 200, 1200, 1200),  # read together with the one before
+        StatusSample(1.4, 30_000_000, 0, 300, 1300, 1300),
+    ]
+    times = [p.t_s for p in series_from_samples(samples)]
+    assert len(times) == 3 and times == sorted(set(times))
+    assert [p.read_mbps for p in series_from_samples(samples)] == [100.0, 100.0, 100.0]
