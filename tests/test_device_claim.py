@@ -150,6 +150,7 @@ def test_a_whole_disk_whose_partition_is_mounted_elsewhere_is_refused() -> None:
         os.unlink(image)
 
 
+@pytest.mark.slow
 def test_the_claim_is_held_while_fio_writes(tmp_path) -> None:  # noqa: ANN001
     """Nothing can claim the device during the run (here: another exclusive open, as mount would make)."""
     with loop_device(64) as dev:

@@ -173,6 +173,7 @@ def _wait_closed(socks: list[socket.socket], within_s: float) -> list[socket.soc
 # --- floods -------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_half_sent_requests_are_closed_and_a_real_scrape_still_answers() -> None:
     """200 connections that send half a request head: before, each held a thread and stayed open for good
     (200 of 200 still open after 20 s, 202 threads). Now a real scrape is answered in the middle of the
@@ -201,6 +202,7 @@ def test_half_sent_requests_are_closed_and_a_real_scrape_still_answers() -> None
                 s.close()
 
 
+@pytest.mark.slow
 def test_idle_connections_under_a_low_descriptor_limit_do_not_lock_a_scrape_out() -> None:
     """`ulimit -n 128` and 125 connections that send nothing: before, a real scrape timed out and the
     exporter spun on accept errors (6 CPU-seconds in 9 s). Now the scrape is answered and the exporter idles."""
@@ -219,6 +221,7 @@ def test_idle_connections_under_a_low_descriptor_limit_do_not_lock_a_scrape_out(
                 s.close()
 
 
+@pytest.mark.slow
 def test_out_of_descriptors_accept_backs_off_and_recovers() -> None:
     """The descriptor limit lowered under a running exporter (prlimit) below what its connections need:
     accept() fails with EMFILE. Before, the server retried at once forever (a core at 100%) and the scrape
@@ -349,6 +352,7 @@ def _silent_server() -> Iterator[int]:
             conn.close()
 
 
+@pytest.mark.slow
 def test_a_postgresql_store_that_never_answers_costs_a_scrape_seconds_not_the_scrape() -> None:
     """Before: every scrape took 10.2 s (libpq's 10 s connect timeout), past Prometheus' 10 s scrape timeout,
     so the link and health metrics were lost too. Now the scrape comes back within the store's 3 s bound
@@ -371,6 +375,7 @@ def test_a_postgresql_store_that_never_answers_costs_a_scrape_seconds_not_the_sc
     assert len(warnings) == 1 and f"127.0.0.1:{port}" in warnings[0], ex.stderr
 
 
+@pytest.mark.slow
 def test_textfile_with_a_postgresql_store_that_never_answers(tmp_path) -> None:
     pytest.importorskip("psycopg")
     with _silent_server() as port:
@@ -405,6 +410,7 @@ def _import_runs_for_this_host(cli, tmp_path, db: str) -> None:
     assert res.code == 0, res.err
 
 
+@pytest.mark.slow
 def test_a_query_stuck_behind_a_lock_is_cancelled_and_the_figures_come_back(cli, tmp_path, fresh_postgres_url):
     """A real PostgreSQL where another session holds the `tests` table locked: before, the scrape waited
     for the lock (here: past the 10 s client timeout). Now the server cancels the query at the statement

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from conftest import needs_fio
 
 from disksleuth.probe.target import SCRATCH_PREFIX
@@ -18,6 +19,7 @@ APPEAR_TIMEOUT_S = 60
 RUN_TIMEOUT_S = 300
 
 
+@pytest.mark.slow
 @needs_fio
 def test_renaming_the_target_directory_mid_run_leaves_nothing(tmp_path) -> None:  # noqa: ANN001
     target, renamed = tmp_path / "target", tmp_path / "renamed"

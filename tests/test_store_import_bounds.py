@@ -90,6 +90,7 @@ def tiny_import_peak() -> int:
         return peak
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "shape",
     ["unique keys", "empty objects", "empty lists", "short strings"],
@@ -107,6 +108,7 @@ def test_a_junk_export_is_refused_within_a_small_multiple_of_its_size(tmp_path, 
     assert not os.path.exists(tmp_path / "r.sqlite") or Store(f"sqlite:///{tmp_path}/r.sqlite").count() == 0
 
 
+@pytest.mark.slow
 def test_a_real_export_of_the_same_size_imports_within_the_same_bound(tmp_path, tiny_import_peak):
     path = str(tmp_path / "real.json")
     _real_export(path, JUNK_BYTES)
