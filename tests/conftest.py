@@ -353,3 +353,19 @@ def sha256_of(path: str) -> str:
     """A file's or a block device's checksum, to prove a run left it byte-identical."""
     with open(path, "rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def metric_value(text: str, name: str, **labels: str) -> float | None:
+    """The value of the sample `name{labels...}` in a Prometheus text exposition (labels matched as a subset)."""
+    import re
+
+    for line in text.splitlines():
+        if line.startswith("#") or not line.startswith(name):
+            continue
+        m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$", line)
+        if not m or m.group(1) != name:
+            continue
+        found = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
+        if all(found.get(k) == v for k, v in labels.items()):
+            return float(m.group(4))
+    return None

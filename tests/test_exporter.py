@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from conftest import HERE, SMARTCTL_FIXTURES, SYSFS
+from conftest import HERE, SMARTCTL_FIXTURES, SYSFS, metric_value
 
 from disksleuth.errors import ParseError
 from disksleuth.probe.smart_parse import parse_smartctl_json
@@ -28,20 +28,6 @@ from disksleuth.run import exporter
 BADLY_SEATED = os.path.join(SYSFS, "scenario_badly_seated")  # 8 GT/s x2 where both ends do x4
 SAMPLE_RUN = os.path.join(HERE, "..", "benchmarks", "sample_run.json")
 CLI = [sys.executable, "-m", "disksleuth"]
-
-
-def _metric(text: str, name: str, **labels: str) -> float | None:
-    """The value of the sample `name{labels...}` in a text exposition (labels matched as a subset)."""
-    for line in text.splitlines():
-        if line.startswith("#") or not line.startswith(name):
-            continue
-        m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$", line)
-        if not m or m.group(1) != name:
-            continue
-        found = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
-        if all(found.get(k) == v for k, v in labels.items()):
-            return float(m.group(4))
-    return None
 
 
 def _promtool_check(text: str) -> None:
@@ -57,15 +43,15 @@ def test_textfile_on_a_downgraded_link(cli, tmp_path) -> None:
     res = cli("exporter", "--textfile", str(tmp_path), "--sysfs-root", BADLY_SEATED, "--no-bench")
     assert res.code == 0, res.err
     text = (tmp_path / "disksleuth.prom").read_text()
-    assert _metric(text, "disksleuth_finding", device="nvme0n1", code="link_downgraded", severity="warn") == 1
+    assert metric_value(text, "disksleuth_finding", device="nvme0n1", code="link_downgraded", severity="warn") == 1
     # PCIe 3.0 x2: 2 lanes x 984.6 MB/s x 0.9 practical = 1,772 MB/s, in bytes per second.
-    current = _metric(text, "disksleuth_link_ceiling_bytes_per_second", device="nvme0n1", state="current")
-    capable = _metric(text, "disksleuth_link_ceiling_bytes_per_second", device="nvme0n1", state="capable")
+    current = metric_value(text, "disksleuth_link_ceiling_bytes_per_second", device="nvme0n1", state="current")
+    capable = metric_value(text, "disksleuth_link_ceiling_bytes_per_second", device="nvme0n1", state="capable")
     assert current == pytest.approx(2 * 984.6 * 0.9 * 1e6, rel=0.01)
     assert capable == pytest.approx(4 * 984.6 * 0.9 * 1e6, rel=0.01)
     # The hop carries node_exporter's pcidevice location, so the two can be joined.
     assert (
-        _metric(
+        metric_value(
             text,
             "disksleuth_link_hop_info",
             device="nvme0n1",
@@ -79,7 +65,7 @@ def test_textfile_on_a_downgraded_link(cli, tmp_path) -> None:
         )
         == 1
     )
-    assert _metric(text, "disksleuth_device_info", device="nvme0n1", transport="nvme") == 1
+    assert metric_value(text, "disksleuth_device_info", device="nvme0n1", transport="nvme") == 1
     assert "S4EUNX0N" not in text  # the serial appears only as its sha256
     assert not [p for p in os.listdir(tmp_path) if p != "disksleuth.prom"]  # no temp file left over
     _promtool_check(text)
@@ -124,9 +110,9 @@ def test_every_scenario_tree_passes_promtool(cli, tmp_path) -> None:
         assert res.code == 0, (name, res.err)
         texts.append((name, (out / "disksleuth.prom").read_text()))
     by_name = dict(texts)
-    assert _metric(by_name["scenario_usb2_caddy"], "disksleuth_finding", code="usb2_link", severity="warn") == 1
-    assert _metric(by_name["scenario_x1_chipset_slot"], "disksleuth_finding", code="slot_limited") == 1
-    assert _metric(by_name["sata_3g_on_6g"], "disksleuth_finding", code="sata_link_downgraded") == 1
+    assert metric_value(by_name["scenario_usb2_caddy"], "disksleuth_finding", code="usb2_link", severity="warn") == 1
+    assert metric_value(by_name["scenario_x1_chipset_slot"], "disksleuth_finding", code="slot_limited") == 1
+    assert metric_value(by_name["sata_3g_on_6g"], "disksleuth_finding", code="sata_link_downgraded") == 1
     for _name, text in texts:
         _promtool_check(text)
 
@@ -173,8 +159,8 @@ def test_health_findings_reach_the_metrics() -> None:
     cache.refresh([d.path for d in devices], now=lambda: 1234.0)
     snap = exporter.Snapshot(exporter.disk_states(devices, cache), (), None, "h")
     text = exposition(snap).decode()
-    assert _metric(text, "disksleuth_finding", device="nvme0n1", code="health_worn", severity="warn") == 1
-    assert _metric(text, "disksleuth_health_read_timestamp_seconds", device="nvme0n1") == 1234.0
+    assert metric_value(text, "disksleuth_finding", device="nvme0n1", code="health_worn", severity="warn") == 1
+    assert metric_value(text, "disksleuth_health_read_timestamp_seconds", device="nvme0n1") == 1234.0
 
 
 # --- stored benchmark figures ----------------------------------------------------------------------
@@ -209,15 +195,15 @@ def test_latest_benchmark_figures(cli, tmp_path) -> None:
     res = cli("exporter", "--textfile", str(tmp_path), "--db", db, "--sysfs-root", BADLY_SEATED)
     assert res.code == 0, res.err
     text = (tmp_path / "disksleuth.prom").read_text()
-    value = _metric(text, "disksleuth_bench_bytes_per_second", device=device, test=seq["id"], direction="read")
+    value = metric_value(text, "disksleuth_bench_bytes_per_second", device=device, test=seq["id"], direction="read")
     assert value == pytest.approx(seq["read_mbps"] * 1e6)
-    iops = _metric(text, "disksleuth_bench_iops", device=device, test=seq["id"], direction="read")
+    iops = metric_value(text, "disksleuth_bench_iops", device=device, test=seq["id"], direction="read")
     assert iops == pytest.approx(seq["read_iops"])
-    p99 = _metric(text, "disksleuth_bench_latency_seconds", device=device, test=seq["id"], stat="p99")
+    p99 = metric_value(text, "disksleuth_bench_latency_seconds", device=device, test=seq["id"], stat="p99")
     assert p99 == pytest.approx(seq["lat_p99_us"] / 1e6)
-    stamp = _metric(text, "disksleuth_bench_timestamp_seconds", device=device, test=seq["id"])
+    stamp = metric_value(text, "disksleuth_bench_timestamp_seconds", device=device, test=seq["id"])
     assert stamp is not None and abs(stamp - time.time()) < 10 * 365 * 86400
-    assert _metric(text, "disksleuth_store_up") == 1
+    assert metric_value(text, "disksleuth_store_up") == 1
     # vdz is stored but not in this tree (another machine, or a loop device long gone): not exported.
     assert 'device="vdz"' not in text
     _promtool_check(text)
@@ -290,7 +276,7 @@ def test_http_endpoint_scraped_by_a_real_prometheus(tmp_path) -> None:
             text = resp.read().decode()
         scrape_s = time.monotonic() - started
         assert scrape_s < 5  # generous: the real figure for 64 devices is in docs/PERFORMANCE.md
-        assert _metric(text, "disksleuth_finding", code="link_downgraded") == 1
+        assert metric_value(text, "disksleuth_finding", code="link_downgraded") == 1
         _promtool_check(text)
 
         host_port = base.removeprefix("http://")
@@ -372,5 +358,5 @@ def test_hostile_strings_stay_labels(cli, tmp_path) -> None:
     assert cli("exporter", "--textfile", str(out), "--sysfs-root", str(tree), "--no-bench").code == 0
     text = (out / "disksleuth.prom").read_text()
     assert "\x1b" not in text and "\x07" not in text
-    assert _metric(text, "disksleuth_finding", code="link_downgraded") == 1  # the document still parses
+    assert metric_value(text, "disksleuth_finding", code="link_downgraded") == 1  # the document still parses
     _promtool_check(text)

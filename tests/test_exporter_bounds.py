@@ -11,7 +11,6 @@ import gzip
 import http.client
 import json
 import os
-import re
 import resource
 import select
 import socket
@@ -23,7 +22,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from conftest import HERE, SYSFS
+from conftest import HERE, SYSFS, metric_value
 
 BADLY_SEATED = os.path.join(SYSFS, "scenario_badly_seated")
 SAMPLE_RUN = os.path.join(HERE, "..", "benchmarks", "sample_run.json")
@@ -33,18 +32,6 @@ FLOOD = 200
 CLOSED_WITHIN_S = 12.0
 # The store read inside a scrape is bounded at 3 s; Prometheus gives up on a scrape after 10 s.
 SCRAPE_WITH_HUNG_STORE_S = 5.0
-
-
-def _metric(text: str, name: str, **labels: str) -> float | None:
-    """The value of the sample `name{labels...}` in a text exposition (labels matched as a subset)."""
-    for line in text.splitlines():
-        m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$", line)
-        if not m or m.group(1) != name:
-            continue
-        found = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
-        if all(found.get(k) == v for k, v in labels.items()):
-            return float(m.group(4))
-    return None
 
 
 def _cpu_s(pid: int) -> float:
@@ -186,20 +173,31 @@ def test_half_sent_requests_are_closed_and_a_real_scrape_still_answers() -> None
                 socks.append(s)
                 s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")  # and never the blank line that ends it
             text = _scrape(ex, timeout_s=5)
-            assert _metric(text, "disksleuth_device_info", device="nvme0n1") == 1
+            assert metric_value(text, "disksleuth_device_info", device="nvme0n1") == 1
             threads = len(os.listdir(f"/proc/{ex.proc.pid}/task"))
             assert threads < 20, f"{threads} threads for {FLOOD} connections"
             left = _wait_closed(socks, CLOSED_WITHIN_S)
             assert not left, f"{len(left)} of {FLOOD} half-sent requests still open after {CLOSED_WITHIN_S} s"
             text = _scrape(ex, timeout_s=5)
             dropped = sum(
-                _metric(text, "disksleuth_exporter_connections_dropped_total", reason=r) or 0
+                metric_value(text, "disksleuth_exporter_connections_dropped_total", reason=r) or 0
                 for r in ("timeout", "capacity")
             )
             assert dropped >= FLOOD, text
         finally:
             for s in socks:
                 s.close()
+
+
+def _scrape_answers_and_the_exporter_idles(ex: Exporter, timeout_s: float) -> None:
+    """A real scrape is answered within `timeout_s`, and over 3 s the exporter uses under 1 CPU-second
+    (it spun on accept errors before)."""
+    cpu_before, started = _cpu_s(ex.proc.pid), time.monotonic()
+    text = _scrape(ex, timeout_s=timeout_s)
+    assert metric_value(text, "disksleuth_device_info", device="nvme0n1") == 1
+    time.sleep(max(0.0, 3.0 - (time.monotonic() - started)))
+    cpu = _cpu_s(ex.proc.pid) - cpu_before
+    assert cpu < 1.0, f"{cpu:.2f} CPU-seconds in {time.monotonic() - started:.1f} s: spinning"
 
 
 @pytest.mark.slow
@@ -210,12 +208,7 @@ def test_idle_connections_under_a_low_descriptor_limit_do_not_lock_a_scrape_out(
         socks: list[socket.socket] = []
         try:
             socks = _open_idle(ex.addr, 125)
-            cpu_before, started = _cpu_s(ex.proc.pid), time.monotonic()
-            text = _scrape(ex, timeout_s=5)
-            assert _metric(text, "disksleuth_device_info", device="nvme0n1") == 1
-            time.sleep(max(0.0, 3.0 - (time.monotonic() - started)))
-            cpu = _cpu_s(ex.proc.pid) - cpu_before
-            assert cpu < 1.0, f"{cpu:.2f} CPU-seconds in {time.monotonic() - started:.1f} s: spinning"
+            _scrape_answers_and_the_exporter_idles(ex, timeout_s=5)
         finally:
             for s in socks:
                 s.close()
@@ -234,12 +227,7 @@ def test_out_of_descriptors_accept_backs_off_and_recovers() -> None:
             hard = resource.prlimit(ex.proc.pid, resource.RLIMIT_NOFILE)[1]
             resource.prlimit(ex.proc.pid, resource.RLIMIT_NOFILE, (in_use + 20, hard))
             socks = _open_idle(ex.addr, 60)
-            cpu_before, started = _cpu_s(ex.proc.pid), time.monotonic()
-            text = _scrape(ex, timeout_s=8)
-            assert _metric(text, "disksleuth_device_info", device="nvme0n1") == 1
-            time.sleep(max(0.0, 3.0 - (time.monotonic() - started)))
-            cpu = _cpu_s(ex.proc.pid) - cpu_before
-            assert cpu < 1.0, f"{cpu:.2f} CPU-seconds in {time.monotonic() - started:.1f} s: spinning"
+            _scrape_answers_and_the_exporter_idles(ex, timeout_s=8)
         finally:
             for s in socks:
                 s.close()
@@ -254,7 +242,7 @@ def test_parallel_scrapes_share_one_snapshot() -> None:
     for a moment, it does not push its own members out."""
     parallel = 100
     with _exporter("--sysfs-root", BADLY_SEATED, "--no-bench", "--no-health") as ex:
-        first = _metric(_scrape(ex), "disksleuth_exporter_snapshots_total")
+        first = metric_value(_scrape(ex), "disksleuth_exporter_snapshots_total")
         assert first == 1
         time.sleep(1.2)  # past the one second a snapshot is reused
         start = threading.Barrier(parallel, timeout=30)
@@ -275,7 +263,7 @@ def test_parallel_scrapes_share_one_snapshot() -> None:
             t.join(timeout=60)
         assert len(results) == parallel and all(isinstance(r, tuple) and r[0] == 200 for r in results), results
         time.sleep(1.2)
-        after = _metric(_scrape(ex), "disksleuth_exporter_snapshots_total")
+        after = metric_value(_scrape(ex), "disksleuth_exporter_snapshots_total")
         assert after is not None
         taken = after - first - 1  # less the one this last scrape took
         assert 1 <= taken <= 2, f"{parallel} parallel scrapes took {taken:g} snapshots"
@@ -299,7 +287,7 @@ def test_head_name_filter_and_the_limits_that_held() -> None:
 
         status, _h, body = _request(ex, path="/metrics?name[]=disksleuth_device_info")
         text = body.decode()
-        assert status == 200 and _metric(text, "disksleuth_device_info", device="nvme0n1") == 1
+        assert status == 200 and metric_value(text, "disksleuth_device_info", device="nvme0n1") == 1
         names = {line.split("{")[0].split(" ")[0] for line in text.splitlines() if not line.startswith("#")}
         assert names == {"disksleuth_device_info"}, text
         both = "/metrics?name[]=disksleuth_store_up&name[]=disksleuth_exporter_snapshots_total"
@@ -320,7 +308,7 @@ def test_head_name_filter_and_the_limits_that_held() -> None:
         assert status == 200 and headers["content-type"].startswith("application/openmetrics-text")
         assert headers["content-encoding"] == "gzip"
         text = gzip.decompress(body).decode()
-        assert text.endswith("# EOF\n") and _metric(text, "disksleuth_device_info", device="nvme0n1") == 1
+        assert text.endswith("# EOF\n") and metric_value(text, "disksleuth_device_info", device="nvme0n1") == 1
 
 
 # --- a store that hangs, a store that is broken ---------------------------------------------------------
@@ -367,10 +355,10 @@ def test_a_postgresql_store_that_never_answers_costs_a_scrape_seconds_not_the_sc
             text = _scrape(ex, timeout_s=15)
             took_s = time.monotonic() - started
             assert took_s < SCRAPE_WITH_HUNG_STORE_S, f"scrape {attempt} took {took_s:.1f} s"
-            assert _metric(text, "disksleuth_store_up") == 0
-            assert _metric(text, "disksleuth_finding", device="nvme0n1", code="link_downgraded") == 1
-            assert _metric(text, "disksleuth_link_ceiling_bytes_per_second", device="nvme0n1", state="current")
-            assert _metric(text, "disksleuth_store_last_success_timestamp_seconds") is None  # never read
+            assert metric_value(text, "disksleuth_store_up") == 0
+            assert metric_value(text, "disksleuth_finding", device="nvme0n1", code="link_downgraded") == 1
+            assert metric_value(text, "disksleuth_link_ceiling_bytes_per_second", device="nvme0n1", state="current")
+            assert metric_value(text, "disksleuth_store_last_success_timestamp_seconds") is None  # never read
     warnings = [line for line in ex.stderr.splitlines() if "benchmark figures left out" in line]
     assert len(warnings) == 1 and f"127.0.0.1:{port}" in warnings[0], ex.stderr
 
@@ -392,8 +380,8 @@ def test_textfile_with_a_postgresql_store_that_never_answers(tmp_path) -> None:
     assert took_s < 8.0, f"{took_s:.1f} s"  # the store's 3 s bound plus Python's start-up on a busy machine
     assert res.stderr.count("\n") == 1 and "warning: benchmark figures left out" in res.stderr, res.stderr
     text = (tmp_path / "disksleuth.prom").read_text()
-    assert _metric(text, "disksleuth_store_up") == 0
-    assert _metric(text, "disksleuth_finding", device="nvme0n1", code="link_downgraded") == 1
+    assert metric_value(text, "disksleuth_store_up") == 0
+    assert metric_value(text, "disksleuth_finding", device="nvme0n1", code="link_downgraded") == 1
 
 
 def _import_runs_for_this_host(cli, tmp_path, db: str) -> None:
@@ -420,9 +408,9 @@ def test_a_query_stuck_behind_a_lock_is_cancelled_and_the_figures_come_back(cli,
     _import_runs_for_this_host(cli, tmp_path, fresh_postgres_url)
     with _exporter("--sysfs-root", BADLY_SEATED, "--no-health", "--db", fresh_postgres_url) as ex:
         text = _scrape(ex, timeout_s=10)
-        assert _metric(text, "disksleuth_store_up") == 1
-        assert _metric(text, "disksleuth_bench_bytes_per_second", device="nvme0n1", direction="read")
-        read_at = _metric(text, "disksleuth_store_last_success_timestamp_seconds")
+        assert metric_value(text, "disksleuth_store_up") == 1
+        assert metric_value(text, "disksleuth_bench_bytes_per_second", device="nvme0n1", direction="read")
+        read_at = metric_value(text, "disksleuth_store_last_success_timestamp_seconds")
         assert read_at is not None and abs(read_at - time.time()) < 60
         locker = psycopg.connect(fresh_postgres_url)
         try:
@@ -432,17 +420,17 @@ def test_a_query_stuck_behind_a_lock_is_cancelled_and_the_figures_come_back(cli,
             text = _scrape(ex, timeout_s=10)
             took_s = time.monotonic() - started
             assert took_s < SCRAPE_WITH_HUNG_STORE_S, f"{took_s:.1f} s"
-            assert _metric(text, "disksleuth_store_up") == 0
-            assert _metric(text, "disksleuth_bench_bytes_per_second", device="nvme0n1", direction="read") is None
-            assert _metric(text, "disksleuth_finding", device="nvme0n1", code="link_downgraded") == 1
-            assert _metric(text, "disksleuth_store_last_success_timestamp_seconds") == read_at
+            assert metric_value(text, "disksleuth_store_up") == 0
+            assert metric_value(text, "disksleuth_bench_bytes_per_second", device="nvme0n1", direction="read") is None
+            assert metric_value(text, "disksleuth_finding", device="nvme0n1", code="link_downgraded") == 1
+            assert metric_value(text, "disksleuth_store_last_success_timestamp_seconds") == read_at
         finally:
             locker.rollback()
             locker.close()
         time.sleep(1.2)
         text = _scrape(ex, timeout_s=10)
-        assert _metric(text, "disksleuth_store_up") == 1
-        assert _metric(text, "disksleuth_bench_bytes_per_second", device="nvme0n1", direction="read")
+        assert metric_value(text, "disksleuth_store_up") == 1
+        assert metric_value(text, "disksleuth_bench_bytes_per_second", device="nvme0n1", direction="read")
     assert "statement timeout" in ex.stderr and "the results store answers again" in ex.stderr, ex.stderr
 
 
@@ -461,7 +449,7 @@ def test_textfile_on_a_corrupt_sqlite_store_warns(tmp_path) -> None:
     assert res.returncode == 0 and "0 stored benchmark figures" in res.stdout, res.stdout + res.stderr
     assert res.stderr.count("\n") == 1, res.stderr
     assert "warning: benchmark figures left out" in res.stderr and "not a disksleuth results store" in res.stderr
-    assert _metric((out / "disksleuth.prom").read_text(), "disksleuth_store_up") == 0
+    assert metric_value((out / "disksleuth.prom").read_text(), "disksleuth_store_up") == 0
 
 
 def test_textfile_without_a_store_yet_is_quiet(tmp_path) -> None:
@@ -474,7 +462,7 @@ def test_textfile_without_a_store_yet_is_quiet(tmp_path) -> None:
         timeout=60,
     )
     assert res.returncode == 0 and res.stderr == "", res.stderr
-    assert _metric((tmp_path / "disksleuth.prom").read_text(), "disksleuth_store_up") == 0
+    assert metric_value((tmp_path / "disksleuth.prom").read_text(), "disksleuth_store_up") == 0
     assert not (tmp_path / "none.sqlite").exists()
 
 
