@@ -15,7 +15,7 @@ from typing import NoReturn
 
 from disksleuth import __version__
 from disksleuth.cli import explain, fleet, health, history, inventory, measure, options
-from disksleuth.cli.common import EXIT_OK, EXIT_USAGE, plain
+from disksleuth.cli.common import EXIT_OK, EXIT_USAGE, emit, plain
 from disksleuth.cli.env import Environment
 from disksleuth.errors import DisksleuthError, Terminated
 
@@ -45,12 +45,7 @@ def error_code(exc: BaseException) -> str:
 
 def _emit_error(env: Environment, code: str, message: str) -> None:
     """Under --json an error is still one JSON document on stdout (and its line on stderr)."""
-    import json
-
-    from disksleuth.doc import SCHEMA
-
-    env.stdout.write(json.dumps({"schema": SCHEMA, "error": {"code": code, "message": message}}, indent=2) + "\n")
-    env.stdout.flush()
+    emit(env, {"error": {"code": code, "message": message}})
 
 
 def _parser_class(env: Environment) -> type[argparse.ArgumentParser]:

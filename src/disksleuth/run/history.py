@@ -25,8 +25,13 @@ class Saved:
 
 
 def save_run(
-    doc: dict[str, Any], run: Run, db: str | None, *, tags: Sequence[str] = (), note: str | None = None,
-    describe: Any = str,
+    doc: dict[str, Any],
+    run: Run,
+    db: str | None,
+    *,
+    tags: Sequence[str] = (),
+    note: str | None = None,
+    describe: Callable[[object], str] = str,
 ) -> Saved:
     """Store the run (one transaction) and fill doc["run"]["id"] and doc["store"]. A store problem never loses
     the measurement: the run is kept in a file `disksleuth import` reads. `describe` turns an exception into
