@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 from collections.abc import Callable
 
 from disksleuth.cli import options
@@ -55,7 +54,6 @@ def register_fleet(add: AddCommand) -> None:
 
 
 def run_exporter(args: argparse.Namespace, env: Environment) -> int:
-    from disksleuth.model.exporter import Snapshot
     from disksleuth.run import exporter
     from disksleuth.units import parse_positive
 
@@ -67,26 +65,14 @@ def run_exporter(args: argparse.Namespace, env: Environment) -> int:
         cache = exporter.HealthCache(max_age or exporter.DEFAULT_HEALTH_MAX_AGE_S)
     from disksleuth import serials
 
-    # Serial ids are keyed with the fleet's key when one is set, else with the store's (read with the figures,
-    # inside the scrape's bound), else there are none: never a plain digest.
-    fleet_key = serials.key_from_env(env.environ)
-    # One reader for the life of the exporter: it remembers the last good read, and never starts a second
-    # read while a store that hangs still holds the first.
-    reader = exporter.BenchReader(args.db)
-    store_down = False
-
-    def take() -> Snapshot:
-        nonlocal store_down
-        snap = exporter.snapshot(root, cache, args.db, with_bench=not args.no_bench, bench_reader=reader)
-        # Said when the store stops answering and when it answers again, not at every scrape. A store that
-        # does not exist yet (nothing saved) is normal, not worth a word: disksleuth_store_up says it.
-        down = bool(snap.bench_error) and not snap.store_missing
-        if down and not store_down:
-            env.error_line(f"warning: benchmark figures left out: {plain(snap.bench_error)}")
-        elif store_down and not down:
-            env.error_line("the results store answers again")
-        store_down = down
-        return dataclasses.replace(snap, serial_key=fleet_key or snap.serial_key)
+    take = exporter.Snapshots(
+        root,
+        cache,
+        args.db,
+        with_bench=not args.no_bench,
+        fleet_key=serials.key_from_env(env.environ),
+        say=lambda line: env.error_line(plain(line)),
+    )
 
     if args.textfile:
         if cache is not None:

@@ -14,7 +14,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from disksleuth.analysis.ceilings import link_chain
@@ -190,6 +190,46 @@ def snapshot(
         bench_read_at=reading.read_at,
         store_missing=reading.missing,
     )
+
+
+class Snapshots:
+    """What each scrape (or the one --textfile write) takes, for the life of the exporter.
+
+    One BenchReader keeps the store's state between snapshots: it remembers the last good read and never starts
+    a second read while a store that hangs still holds the first. `say` gets one line when the store stops
+    answering and one when it answers again, not one per scrape; a store that does not exist yet (nothing
+    saved) is normal and not worth a word (disksleuth_store_up says it). Serial ids are keyed with the fleet's
+    key when one is set, else with the store's (read with the figures, inside the scrape's bound), else there
+    are none: never a plain digest."""
+
+    def __init__(
+        self,
+        sysfs_root: str,
+        cache: HealthCache | None,
+        db_url: str | None,
+        *,
+        with_bench: bool,
+        fleet_key: bytes | None,
+        say: Callable[[str], None],
+    ):
+        self.sysfs_root = sysfs_root
+        self.cache = cache
+        self.db_url = db_url
+        self.with_bench = with_bench
+        self.fleet_key = fleet_key
+        self._say = say
+        self._reader = BenchReader(db_url)
+        self._store_down = False
+
+    def __call__(self) -> Snapshot:
+        snap = snapshot(self.sysfs_root, self.cache, self.db_url, with_bench=self.with_bench, bench_reader=self._reader)
+        down = bool(snap.bench_error) and not snap.store_missing
+        if down and not self._store_down:
+            self._say(f"warning: benchmark figures left out: {snap.bench_error}")
+        elif self._store_down and not down:
+            self._say("the results store answers again")
+        self._store_down = down
+        return replace(snap, serial_key=self.fleet_key or snap.serial_key)
 
 
 class SharedSnapshot:
