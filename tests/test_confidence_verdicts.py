@@ -97,8 +97,8 @@ def test_compare_calls_a_change_within_the_two_intervals_the_same():
 
     _, rows = table_cells(compare([doc(2, 51.4, 7.8), doc(8, 50.7, 12.1)]))
     mbps = next(r for r in rows if r[1] == "read MB/s")
-    assert mbps[-1] == "-1% same"  # the old code: "-1% slower"
+    assert mbps[-1] == "0.99x same"  # the old code: "-1% slower"
     _, rows = table_cells(compare([doc(2, 51.4, 1.0), doc(8, 45.0, 1.5)]))
-    assert next(r for r in rows if r[1] == "read MB/s")[-1] == "-12% slower"  # beyond the intervals: a change
+    assert next(r for r in rows if r[1] == "read MB/s")[-1] == "0.88x slower"  # beyond the intervals: a change
     _, rows = table_cells(compare([doc(2, 51.4, None), doc(8, 50.7, 12.1)]))
-    assert next(r for r in rows if r[1] == "read MB/s")[-1] == "-1% slower"  # no interval: the 1% rule alone
+    assert next(r for r in rows if r[1] == "read MB/s")[-1] == "0.99x slower"  # no interval: the 1% rule alone

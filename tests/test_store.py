@@ -152,7 +152,7 @@ def test_two_runs_compare_with_ratios_checked_arithmetically(cli, db_url):
     assert "3.33x" in table and "312x" in table
     back = cli("compare", str(b), str(a), "--db", db_url, "--format", "json").json()["comparison"]["rows"]
     assert back[0]["ratios"][1] == pytest.approx(373.0 / 1243.0, abs=1e-4)
-    assert format_ratio(373.0 / 1243.0) == "-70%"
+    assert format_ratio(373.0 / 1243.0) == "0.30x"
 
 
 def test_relative_to_and_baseline(cli, db_url):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 METRICS = ("read_mbps", "write_mbps", "read_iops", "write_iops", "lat_p99_us")
@@ -26,6 +26,11 @@ class Row:
     ratios: tuple[float | None, ...]  # value / baseline value
     pct_of_reference: tuple[float | None, ...]  # value / reference value * 100, with --relative-to
     ci95_pcts: tuple[float | None, ...] = ()  # each run's 95% interval of this figure (MB/s and IOPS rows)
+    # The word for each run's change against the baseline ("same", "faster", ...; None where no ratio). Judged
+    # once per test and direction: MB/s and IOPS of a direction are one measurement (IOPS x block size), so
+    # they share the MB/s row's judgement; judged apart, 688.9 -> 784.0 MB/s was "same" beside 654 -> 745
+    # IOPS "faster", both 1.14x, one on each side of the noise threshold.
+    changes: tuple[str | None, ...] = ()
 
     def noise(self, i: int, baseline: int) -> float | None:
         """How far run i may differ from the baseline by chance alone: both 95% half-widths combined
@@ -145,6 +150,7 @@ def compare(docs: list[dict[str, Any]], baseline: int = 0, reference: dict[str, 
             if metric in INTERVAL_METRICS:  # ci95_pct is of the headline figure: MB/s and IOPS move together
                 cis = tuple((tests.get(test_id) or {}).get("ci95_pct") for tests in by_run)
             rows.append(Row(test_id, metric, values, ratios, pct, cis))
+    rows = _judged(rows, baseline)
     return Comparison(
         run_ids=tuple(d["run"]["id"] for d in docs),
         labels=tuple(run_label(d) for d in docs),
@@ -155,17 +161,36 @@ def compare(docs: list[dict[str, Any]], baseline: int = 0, reference: dict[str, 
     )
 
 
+def _judged(rows: list[Row], baseline: int) -> list[Row]:
+    """Each row with its change words; a direction's IOPS row takes its MB/s row's words (see Row.changes)."""
+
+    def words(r: Row) -> tuple[str | None, ...]:
+        return tuple(change_word(x, r.metric, r.noise(i, baseline)) for i, x in enumerate(r.ratios))
+
+    own = {(r.test_id, r.metric): words(r) for r in rows}
+    out = []
+    for r in rows:
+        changes = own[(r.test_id, r.metric)]
+        if r.metric.endswith("_iops"):
+            mbps = own.get((r.test_id, r.metric.replace("_iops", "_mbps")))
+            if mbps is not None:  # a ratio missing on one side keeps the row's own word there
+                changes = tuple(m if m is not None else c for m, c in zip(mbps, changes, strict=True))
+        out.append(replace(r, changes=changes))
+    return out
+
+
 def format_ratio(ratio: float | None) -> str:
-    """1.00x, 3.4x, 312x for gains; -38% for losses."""
+    """Always a multiple of the baseline, so a column holds one unit: 0.62x, 1.00x, 3.33x, 312x (never a
+    % change beside a x-ratio, and never "-0%")."""
     if ratio is None:
         return "—"
-    if ratio >= 1.0:
-        if ratio >= 100:
-            return f"{ratio:,.0f}x"
-        if ratio >= 10:
-            return f"{ratio:.1f}x"
+    if ratio >= 100:
+        return f"{ratio:,.0f}x"
+    if ratio >= 10:
+        return f"{ratio:.1f}x"
+    if ratio >= 0.01 or ratio == 0:
         return f"{ratio:.2f}x"
-    return f"-{(1.0 - ratio) * 100:.0f}%"
+    return f"{ratio:.2g}x"
 
 
 def change_word(ratio: float | None, metric: str, noise: float | None = None) -> str | None:
@@ -181,9 +206,10 @@ def change_word(ratio: float | None, metric: str, noise: float | None = None) ->
     return "faster" if ratio > 1.0 else "slower"
 
 
-def format_change(ratio: float | None, metric: str, noise: float | None = None) -> str:
-    """'2.10x faster', '-38% slower'; for latency '-38% better', '1.60x worse'."""
-    word = change_word(ratio, metric, noise)
+def format_change(ratio: float | None, metric: str, noise: float | None = None, word: str | None = None) -> str:
+    """'2.10x faster', '0.62x slower'; for latency '0.62x better', '1.60x worse'. `word`: the judgement made
+    already (Row.changes), else it is made here."""
+    word = word or change_word(ratio, metric, noise)
     if ratio is None or word is None:
         return "—"
     return f"{format_ratio(ratio)} {word}"
@@ -208,8 +234,6 @@ def table_cells(c: Comparison) -> tuple[list[str], list[list[str]]]:
             cells = [f"{p:.0f}%" if p is not None else "—" for p in r.pct_of_reference]
         else:
             cells = [format_value(v, r.metric) for v in r.values]
-            cells += [
-                format_change(x, r.metric, r.noise(i, c.baseline)) for i, x in enumerate(r.ratios) if i != c.baseline
-            ]
+            cells += [format_change(x, r.metric, word=r.changes[i]) for i, x in enumerate(r.ratios) if i != c.baseline]
         rows.append([r.test_id, METRIC_LABELS[r.metric], *cells])
     return header, rows

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from disksleuth.analysis.compare import LOWER_IS_BETTER, METRIC_LABELS, Comparison, change_word, differences_line
+from disksleuth.analysis.compare import LOWER_IS_BETTER, METRIC_LABELS, Comparison, differences_line
 
 
 def compare_to_dict(c: Comparison) -> dict[str, Any]:
@@ -23,7 +23,8 @@ def compare_to_dict(c: Comparison) -> dict[str, Any]:
                 "values": list(r.values),
                 "ratios": [None if x is None else round(x, 4) for x in r.ratios],
                 "higher_is_better": r.metric not in LOWER_IS_BETTER,
-                "changes": [change_word(x, r.metric, r.noise(i, c.baseline)) for i, x in enumerate(r.ratios)],
+                # One judgement per test and direction: a direction's IOPS row has its MB/s row's words.
+                "changes": list(r.changes),
                 # Each run's 95% interval of this figure (added field; [] for latency rows).
                 "ci95_pcts": list(r.ci95_pcts),
                 "pct_of_reference": None
