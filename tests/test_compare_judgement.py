@@ -71,3 +71,20 @@ def test_change_column_has_one_unit_and_no_negative_zero(cli, db):
     change_cells = [cell.strip(" |") for row in rows for cell in row[-2:]]
     assert change_cells and all(cell == "—" or cell.split()[0].endswith("x") for cell in change_cells), change_cells
     assert "1.00x same" in change_cells and "0.62x slower" in change_cells and "2.10x faster" in change_cells
+
+
+def test_a_reference_with_no_test_in_common_is_nothing_to_compare(cli, db):
+    # Issue 20: `compare 1 2 --relative-to 4` printed a table of "—", "Figures are % of run #4", and exit 0.
+    with Store(db) as store:
+        a = store.save(_doc("/a", [_read_test("SEQ1M_Q8T1_read", 1000.0)]))
+        b = store.save(_doc("/b", [_read_test("SEQ1M_Q8T1_read", 900.0)]))
+        ref = store.save(_doc("/ram", [_read_test("SEQ8M_Q1T1_read", 4000.0)]))
+    res = cli("compare", str(a), str(b), "--relative-to", str(ref), "--db", db)
+    assert res.code == 2 and res.out == "", res
+    assert res.err.count("\n") == 1 and "no test in common" in res.err and "nothing to compare" in res.err
+    res = cli("compare", str(a), str(b), "--relative-to", str(ref), "--db", db, "--json")
+    assert res.code == 2
+    assert "nothing to compare" in res.json()["error"]["message"]
+    # One test in common is enough: the figures are % of the reference where it has the test.
+    ok = cli("compare", str(a), str(b), "--relative-to", str(a), "--db", db, "--json")
+    assert ok.code == 0 and ok.json()["comparison"]["rows"][0]["pct_of_reference"] == [100.0, 90.0]

@@ -122,6 +122,13 @@ def compare_runs(
             next((d for d in docs if d["run"]["id"] == ref_id), None)
             or load_runs(db, [str(ref_id)], with_series=False)[0]
         )
+        # A reference with no test in common gives a table of "—" under "Figures are % of run #N": say so instead.
+        ref_tests = {t["id"] for t in reference.get("tests") or []}
+        if not any(t["id"] in ref_tests for d in docs for t in d.get("tests") or []):
+            runs_text = ", ".join(f"#{i}" for i in ids)
+            raise UsageError(
+                f"--relative-to {ref_id}: run #{ref_id} has no test in common with {runs_text}; nothing to compare"
+            )
     return compare(docs, baseline=base_index, reference=reference)
 
 
