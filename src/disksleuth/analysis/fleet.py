@@ -20,10 +20,14 @@ class FleetRow:
     profile: str
     worst: str  # ok, info, warn, critical
     codes: tuple[str, ...]  # finding codes, worst first
-    seq_read_mbps: float | None
-    seq_write_mbps: float | None
+    seq_read_mbps: float | None  # from the newest run with a sequential read figure, not always run_id
+    seq_write_mbps: float | None  # likewise for writes
     ceiling_mbps: float | None
     summary: str | None
+    seq_read_run_id: int | None = None  # the run seq_read_mbps comes from, and when it started
+    seq_read_started_at: str | None = None
+    seq_write_run_id: int | None = None
+    seq_write_started_at: str | None = None
 
 
 def _worst(findings: list[dict[str, Any]]) -> str:
@@ -53,6 +57,10 @@ def fleet_rows(runs: list[dict[str, Any]]) -> list[FleetRow]:
                 seq_write_mbps=r.get("seq_write_mbps"),
                 ceiling_mbps=link.get("current_ceiling_mbps"),
                 summary=r.get("summary"),
+                seq_read_run_id=r.get("seq_read_run_id"),
+                seq_read_started_at=r.get("seq_read_started_at"),
+                seq_write_run_id=r.get("seq_write_run_id"),
+                seq_write_started_at=r.get("seq_write_started_at"),
             )
         )
     return sorted(rows, key=lambda x: (-SEVERITY_ORDER.get(x.worst, 0), x.host, x.device))

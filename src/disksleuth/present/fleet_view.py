@@ -46,6 +46,9 @@ def render_fleet(rows: list[FleetRow]) -> None:
             min_width=widths[col] if numeric or col in ("worst", "when") else None,
             overflow="fold",
         )
+    def older(r: FleetRow) -> bool:
+        return r.seq_read_run_id is not None and r.seq_read_run_id != r.run_id
+
     for r in rows:
         device = r.device + (f" ({r.model})" if r.model else "")
         cells = {
@@ -53,10 +56,13 @@ def render_fleet(rows: list[FleetRow]) -> None:
             "device": safe_text(device),
             "worst": f"[{_STYLE[r.worst]}]{_MARK[r.worst]}[/]",
             "findings": safe_text(", ".join(r.codes) or "—"),
-            "read MB/s": _mbps(r.seq_read_mbps),
+            # A figure from an older run than the one shown (the newest has none: a write-only sustained run).
+            "read MB/s": _mbps(r.seq_read_mbps) + ("*" if older(r) else ""),
             "ceiling MB/s": _mbps(r.ceiling_mbps),
             "run": f"#{r.run_id}",
             "when": safe_text(str(r.started_at)[:16].replace("T", " ")),
         }
         table.add_row(*(cells[c] for c in columns))
     out.print(table)
+    if "read MB/s" in columns and any(older(r) for r in rows):
+        out.print("[dim]* from an older run: the newest has no sequential read (run ids in --json)[/dim]")

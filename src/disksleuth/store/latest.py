@@ -93,26 +93,60 @@ def latest_runs_per_host_device(db_url: str | None, host: str | None = None) -> 
                     findings[f["run_id"]].append(
                         {"code": f["code"], "severity": f["severity"], "message": f["message"]}
                     )
-            figures: dict[int, dict[str, float | None]] = {i: {} for i in ids}
-            if ids:
-                for t in conn.execute(
-                    sa.select(TESTS.c.run_id, TESTS.c.test_id, TESTS.c.read_mbps, TESTS.c.write_mbps).where(
-                        TESTS.c.run_id.in_(ids), TESTS.c.is_reference == sa.false()
-                    )
-                ).mappings():
-                    best = figures[t["run_id"]]
-                    if t["test_id"].startswith("SEQ"):
-                        for key in ("read_mbps", "write_mbps"):
-                            if t[key] is not None and (best.get(key) is None or t[key] > best[key]):
-                                best[key] = t[key]
+            figures = _newest_seq_figures(conn, host) if ids else {}
     import json
 
     for r in runs:
         r["device"] = json.loads(r.pop("device_json") or "null") or {}
         r["findings"] = findings[r["id"]]
-        r["seq_read_mbps"] = figures[r["id"]].get("read_mbps")
-        r["seq_write_mbps"] = figures[r["id"]].get("write_mbps")
+        mine = figures.get((r["hostname"], r["device_name"])) or {}
+        for direction in ("read", "write"):
+            value, run_id, started_at = mine.get(direction) or (None, None, None)
+            r[f"seq_{direction}_mbps"] = value
+            r[f"seq_{direction}_run_id"] = run_id
+            r[f"seq_{direction}_started_at"] = started_at
     return runs
+
+
+def _newest_seq_figures(
+    conn: sa.Connection, host: str | None
+) -> dict[tuple[str | None, str | None], dict[str, tuple[float, int, str | None]]]:
+    """Per (host, device) and direction: the best sequential MB/s of the newest run that has one, with that
+    run's id and start. Not simply the newest run's: a write-only sustained run has no read figure, and the
+    fleet showed "—" for a device whose read speed an earlier run had measured."""
+    query = (
+        sa.select(
+            RUNS.c.hostname,
+            RUNS.c.device_name,
+            RUNS.c.started_at,
+            TESTS.c.run_id,
+            TESTS.c.read_mbps,
+            TESTS.c.write_mbps,
+        )
+        .select_from(TESTS.join(RUNS, RUNS.c.id == TESTS.c.run_id))
+        .where(TESTS.c.is_reference == sa.false(), TESTS.c.test_id.like("SEQ%"))
+    )
+    if host:
+        query = query.where(RUNS.c.hostname == host)
+    out: dict[tuple[str | None, str | None], dict[str, tuple[float, int, str | None]]] = {}
+    for t in conn.execute(query).mappings():
+        mine = out.setdefault((t["hostname"], t["device_name"]), {})
+        for direction in ("read", "write"):
+            value = t[f"{direction}_mbps"]
+            if value is None:
+                continue
+            held = mine.get(direction)
+            # The newest run (highest id, as the fleet's newest run is chosen) wins; within it, the best test.
+            if held is None or t["run_id"] > held[1] or (t["run_id"] == held[1] and value > held[0]):
+                mine[direction] = (value, t["run_id"], t["started_at"])
+    return out
+
+
+def known_hosts(db_url: str | None) -> list[str]:
+    """Every host name the store has a run of, sorted."""
+    with _existing_store(db_url) as store, store._errors("read"), store.engine.connect() as conn:
+        names = conn.execute(sa.select(RUNS.c.hostname).distinct().where(RUNS.c.hostname.is_not(None))).scalars()
+        return sorted(str(n) for n in names)
 
 
 def store_serial_key(db_url: str | None, timeout_s: int | None = None) -> bytes | None:
