@@ -106,7 +106,9 @@ CASES: dict[str, tuple[tuple[str, ...], str, frozenset[int]]] = {
     "show mixed": (("show", "2", "--db", "{db}"), "stored_run_document", frozenset({0})),
     "show quick on a device": (("show", "3", "--db", "{db}"), "stored_run_document", frozenset({0})),
     "compare": (("compare", "1", "2", "3", "--db", "{db}"), "compare", frozenset({0})),
-    "compare --relative-to": (("compare", "3", "4", "--relative-to", "1", "--db", "{db}"), "compare", frozenset({0})),
+    "compare --relative-to": (("compare", "3", "4", "--relative-to", "4", "--db", "{db}"), "compare", frozenset({0})),
+    # Run 1 (riscos) has no test in common with 3 and 4 (quick): nothing to compare, an error document.
+    "error: nothing to compare": (("compare", "3", "4", "--relative-to", "1", "--db", "{db}"), "error", frozenset({2})),
     "compare --format json": (("compare", "3", "4", "--format", "json", "--db", "{db}"), "compare", frozenset({0})),
     "report": (("report", "2", "-o", "{tmp}/report.html", "--db", "{db}"), "report", frozenset({0})),
     "report --fleet": (("report", "--fleet", "-o", "{tmp}/fleet.html", "--db", "{db}"), "report", frozenset({0})),
