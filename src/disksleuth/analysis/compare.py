@@ -6,14 +6,19 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 METRICS = ("read_mbps", "write_mbps", "read_iops", "write_iops", "lat_p99_us")
+# A mixed test (randrw, rw) has a latency per direction: its headline latency is whichever direction did a few
+# more I/Os, so between two runs the row could compare reads with writes (57 ms reads beside 97 ms writes).
+DIRECTION_LATENCY = ("read_lat_p99_us", "write_lat_p99_us")
 METRIC_LABELS = {
     "read_mbps": "read MB/s",
     "write_mbps": "write MB/s",
     "read_iops": "read IOPS",
     "write_iops": "write IOPS",
     "lat_p99_us": "p99 latency µs",
+    "read_lat_p99_us": "read p99 latency µs",
+    "write_lat_p99_us": "write p99 latency µs",
 }
-LOWER_IS_BETTER = {"lat_p99_us"}
+LOWER_IS_BETTER = {"lat_p99_us", *DIRECTION_LATENCY}
 INTERVAL_METRICS = ("read_mbps", "write_mbps", "read_iops", "write_iops")
 SAME_WITHIN = 0.01  # ratios within 1% of 1.00x are "same": below what a rerun reproduces
 
@@ -136,11 +141,11 @@ def compare(docs: list[dict[str, Any]], baseline: int = 0, reference: dict[str, 
     ref_tests = _tests_by_id(reference) if reference else {}
     rows = []
     for test_id in order:
-        for metric in METRICS:
+        for metric in _metrics(test_id, by_run):
             values = tuple((tests.get(test_id) or {}).get(metric) for tests in by_run)
             if all(v is None for v in values):
                 continue
-            if metric == "lat_p99_us" and not any(values):
+            if metric in LOWER_IS_BETTER and not any(values):
                 continue
             base = values[baseline]
             ratios = tuple(v / base if v is not None and base else None for v in values)
@@ -159,6 +164,19 @@ def compare(docs: list[dict[str, Any]], baseline: int = 0, reference: dict[str, 
         rows=tuple(rows),
         differences=method_differences(docs),
     )
+
+
+def _metrics(test_id: str, by_run: list[dict[str, dict[str, Any]]]) -> tuple[str, ...]:
+    """The rows of one test: a mixed test's p99 latency per direction, each direction against itself. Its
+    headline p99 stays only for a run stored without the per-direction figures (before they were kept)."""
+    tests = [t[test_id] for t in by_run if test_id in t]
+    def has_split(t: dict[str, Any]) -> bool:
+        return any(t.get(k) is not None for k in DIRECTION_LATENCY)
+
+    if not any(has_split(t) for t in tests):
+        return METRICS
+    old = any(t.get("lat_p99_us") is not None and not has_split(t) for t in tests)
+    return (*METRICS[:4], *DIRECTION_LATENCY, *(("lat_p99_us",) if old else ()))
 
 
 def _judged(rows: list[Row], baseline: int) -> list[Row]:

@@ -164,8 +164,17 @@ def families(snap: Snapshot) -> list[Metric]:
     bench_latency = GaugeMetricFamily(
         "disksleuth_bench_latency_seconds",
         "Total I/O latency (fio's lat: submission to completion) of the newest stored benchmark of each device and "
-        "test (stat: mean, p50, p99, p99.9, max).",
+        "test (stat: mean, p50, p99, p99.9, max). A mixed read/write test is in "
+        "disksleuth_bench_direction_latency_seconds instead.",
         labels=["device", "test", "stat"],
+    )
+    # A mixed test's one latency was whichever direction did a few more I/Os, so its p99 could switch
+    # between reads and writes from one run to the next: each direction is a series of its own.
+    direction_latency = GaugeMetricFamily(
+        "disksleuth_bench_direction_latency_seconds",
+        "Total I/O latency of each direction (read, write) of a mixed read/write test (randrw, rw) in the newest "
+        "stored benchmark of each device and test (stat: mean, p50, p99, p99.9, max).",
+        labels=["device", "test", "direction", "stat"],
     )
     bench_time = GaugeMetricFamily(
         "disksleuth_bench_timestamp_seconds",
@@ -179,8 +188,13 @@ def families(snap: Snapshot) -> list[Metric]:
                 bench_bps.add_metric([*labels, direction], t[f"{direction}_mbps"] * MB)
             if t.get(f"{direction}_iops") is not None:
                 bench_iops.add_metric([*labels, direction], t[f"{direction}_iops"])
+        split = any(t.get(f"{d}_{key}") is not None for d in ("read", "write") for _, key in _LATENCY_STATS)
         for stat, key in _LATENCY_STATS:
-            if t.get(key) is not None:
+            if split:
+                for d in ("read", "write"):
+                    if t.get(f"{d}_{key}") is not None:
+                        direction_latency.add_metric([*labels, d, stat], t[f"{d}_{key}"] / 1e6)
+            elif t.get(key) is not None:
                 bench_latency.add_metric([*labels, stat], t[key] / 1e6)
         if t.get("started_at_s") is not None:
             bench_time.add_metric(labels, t["started_at_s"])
@@ -209,6 +223,7 @@ def families(snap: Snapshot) -> list[Metric]:
         bench_bps,
         bench_iops,
         bench_latency,
+        direction_latency,
         bench_time,
         store_up,
         store_read,

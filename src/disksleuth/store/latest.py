@@ -46,6 +46,7 @@ def latest_tests(db_url: str | None, hostname: str, timeout_s: int | None = None
                 TESTS.c.run_id,
                 TESTS.c.test_id,
                 *(TESTS.c[name] for name in TEST_FIGURES),
+                TESTS.c.extra_json,
             )
             .select_from(TESTS.join(RUNS, RUNS.c.id == TESTS.c.run_id))
             .where(TESTS.c.id.in_(newest))
@@ -58,8 +59,32 @@ def latest_tests(db_url: str | None, hostname: str, timeout_s: int | None = None
         item = {"device": row["device_name"], "test_id": row["test_id"], "run_id": row["run_id"]}
         item["started_at_s"] = epoch_s(row["started_at"])
         item.update({name: row[name] for name in TEST_FIGURES})
+        item.update(_direction_latency(row["extra_json"]))
         out.append(capped_latencies(item))
     return out
+
+
+DIRECTION_LATENCY_FIGURES = tuple(
+    f"{d}_lat_{stat}_us" for d in ("read", "write") for stat in ("mean", "p50", "p99", "p999", "max")
+)
+
+
+def _direction_latency(extra_json: str | None) -> dict[str, float]:
+    """A mixed test's latency per direction (kept with the test's other fields in extra_json); {} otherwise,
+    and for a stored value that is not a number."""
+    import json
+
+    try:
+        extra = json.loads(extra_json or "{}")
+    except ValueError:
+        return {}
+    if not isinstance(extra, dict):
+        return {}
+    return {
+        k: float(v)
+        for k in DIRECTION_LATENCY_FIGURES
+        if isinstance(v := extra.get(k), (int, float)) and not isinstance(v, bool)
+    }
 
 
 def latest_runs_per_host_device(db_url: str | None, host: str | None = None) -> list[dict[str, Any]]:
