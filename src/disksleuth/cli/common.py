@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from disksleuth.cli.env import Environment
+from disksleuth.store.urls import redact_urls_in
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -16,11 +17,7 @@ def plain(message: object) -> str:
     from disksleuth.present.text import safe_text
 
     text = safe_text(message, markup=False)
-    if "://" in text:  # store.db imports SQLAlchemy: only when there is a URL to look at
-        from disksleuth.store.db import redact_urls_in
-
-        text = redact_urls_in(text)
-    return text
+    return redact_urls_in(text)
 
 
 def say(line: str) -> None:
