@@ -6,7 +6,6 @@ import argparse
 from typing import Any
 
 from disksleuth.cli.env import Environment
-from disksleuth.store.urls import redact_urls_in
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -17,7 +16,11 @@ def plain(message: object) -> str:
     from disksleuth.present.text import safe_text
 
     text = safe_text(message, markup=False)
-    return redact_urls_in(text)
+    if "://" in text:  # imported only when there is a URL to look at: nothing added to every start
+        from disksleuth.store.urls import redact_urls_in
+
+        text = redact_urls_in(text)
+    return text
 
 
 def say(line: str) -> None:
