@@ -1,8 +1,7 @@
 """Where the results store is, and its URL fit to show: --db and DISKSLEUTH_DB resolved, passwords masked.
 
-Pure: no SQLAlchemy, so an error message that quotes a URL is masked without loading the database layer.
-The URL is read as SQLAlchemy reads it (`sqlalchemy.engine.make_url`), so what is masked here is exactly
-what the driver would take as a password.
+Imports without SQLAlchemy, so the command line starts without the database layer; masking a URL reads it
+with SQLAlchemy (`make_url`), loaded then, so what is masked is exactly what the driver would take as a password.
 """
 
 from __future__ import annotations
@@ -10,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import urllib.parse
-from dataclasses import dataclass
+from typing import Any
 
 from disksleuth.errors import EnvironmentProblem, UsageError
 
@@ -55,79 +54,16 @@ def resolve_url(text: str) -> str:
     raise UsageError(f"--db {redact_url(text)}: {scheme}:// is not supported; disksleuth stores results in {SUPPORTED}")
 
 
-# SQLAlchemy's own URL pattern (sqlalchemy/engine/url.py, _parse_url), so a URL splits here where the
-# driver splits it: a password here is the password it would send.
-_URL = re.compile(
-    r"""
-        (?P<name>[\w\+]+)://
-        (?:
-            (?P<username>[^:/]*)
-            (?::(?P<password>[^@]*))?
-        @)?
-        (?:
-            (?:
-                \[(?P<ipv6host>[^/\?]+)\] |
-                (?P<ipv4host>[^/:\?]+)
-            )?
-            (?::(?P<port>[^/\?]*))?
-        )?
-        (?:/(?P<database>[^\?]*))?
-        (?:\?(?P<query>.*))?
-    """,
-    re.X,
-)
+def _parse(url: str) -> Any:
+    """The URL as the driver reads it (sqlalchemy's make_url), so a password masked here is the one it
+    would send. Imported here, not at the top: only a message that quotes a URL pays for SQLAlchemy."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url)
 
 
-@dataclass(frozen=True)
-class _Parts:
-    scheme: str
-    username: str | None
-    password: str | None
-    host: str | None
-    port: int | None
-    database: str | None
-    query: dict[str, list[str]]  # in the order given; a blank value dropped, as SQLAlchemy drops it
-
-
-def _parse(url: str) -> _Parts:
-    """A URL's parts as SQLAlchemy reads them; ValueError where it would refuse the URL."""
-    m = _URL.match(url)
-    if m is None:
-        raise ValueError("not a URL")
-    query: dict[str, list[str]] = {}
-    for key, value in urllib.parse.parse_qsl(m["query"] or ""):
-        query.setdefault(key, []).append(value)
-    unquoted = {
-        k: urllib.parse.unquote(m[k]) if m[k] is not None else None for k in ("username", "password", "database")
-    }
-    return _Parts(
-        m["name"],
-        unquoted["username"],
-        unquoted["password"],
-        m["ipv4host"] or m["ipv6host"],
-        # int() as SQLAlchemy: ValueError for a port that is no number, an empty one ("h:/db") included
-        None if m["port"] is None else int(m["port"]),
-        unquoted["database"],
-        query,
-    )
-
-
-def _without_query(parts: _Parts) -> str:
-    """The URL without its query and with any password as ***, written as SQLAlchemy writes it
-    (URL.render_as_string)."""
-    shown = parts.scheme + "://"
-    if parts.username is not None:
-        shown += urllib.parse.quote(parts.username, safe=" +")
-        if parts.password is not None:
-            shown += ":" + MASK
-        shown += "@"
-    if parts.host is not None:
-        shown += f"[{parts.host}]" if ":" in parts.host else parts.host
-    if parts.port is not None:
-        shown += f":{parts.port}"
-    if parts.database is not None:
-        shown += "/" + urllib.parse.quote(parts.database, safe=" +/")
-    return shown
+def _values(given: Any) -> tuple[str, ...]:
+    return given if isinstance(given, tuple) else (given,)
 
 
 def _secret_key(key: str) -> bool:
@@ -142,20 +78,20 @@ def redact_url(url: str) -> str:
         return url  # a plain path holds no credentials
     try:
         parsed = _parse(url)
-    except ValueError:  # not even URL-shaped: the scheme is all we need to name
+    except Exception:  # not even URL-shaped: the scheme is all we need to name
         return url.split("://", 1)[0] + "://..."
     secret_keys = [key for key in parsed.query if _secret_key(key)]
     if parsed.password is None and not secret_keys:
         return url  # nothing to hide: shown as the user typed it
-    base = _without_query(parsed)
+    base: str = parsed.set(query={}).render_as_string(hide_password=True)
     if not parsed.query:
         return base
     pairs = []
     for key, values in parsed.query.items():  # kept in the order given, values quoted as SQLAlchemy reads them
-        for value in values:
+        for value in _values(values):
             shown = MASK if key in secret_keys else urllib.parse.quote_plus(value)
             pairs.append(f"{urllib.parse.quote_plus(key)}={shown}")
-    return base + "?" + "&".join(pairs)
+    return f"{base}?{'&'.join(pairs)}"
 
 
 def redact_urls_in(text: str) -> str:
@@ -183,8 +119,8 @@ def redact_urls_in(text: str) -> str:
 def _already_masked(url: str) -> bool:
     try:
         parsed = _parse(url)
-    except ValueError:
+    except Exception:
         return False
-    values = [value for key, given in parsed.query.items() if _secret_key(key) for value in given]
+    values = [value for key, given in parsed.query.items() if _secret_key(key) for value in _values(given)]
     masked = (MASK, *(MASK + end for end in ":,;.)"))
     return parsed.password in (None, MASK) and all(value in masked for value in values)
