@@ -268,7 +268,7 @@ PARSERS: list[tuple[str, str, bool, Callable[[str], object], tuple[str, ...]]] =
     ("units.parse_size (--size)", "size", False, lambda t: _fn("disksleuth.units", "parse_size")(t), ("UsageError",)),
     ("units.parse_rate_mbps (--read)", "rate", False, lambda t: _fn("disksleuth.units", "parse_rate_mbps")(t),
         ("UsageError",)),  # fmt: skip
-    ("store.db.read_export (import)", "export", True, lambda t: _fn("disksleuth.store.db", "read_export")(t, "x"),
+    ("store.files.read_export (import)", "export", True, lambda t: _fn("disksleuth.store.files", "read_export")(t, "x"),
         ("ParseError",)),  # fmt: skip
 ]
 

@@ -19,7 +19,8 @@ from conftest import findings_exit, needs_fio
 
 from disksleuth.analysis.compare import format_ratio
 from disksleuth.serials import serial_id
-from disksleuth.store.db import SCHEMA_VERSION, Store
+from disksleuth.store.db import Store
+from disksleuth.store.schema import SCHEMA_VERSION
 
 DISKSLEUTH = [sys.executable, "-m", "disksleuth"]
 

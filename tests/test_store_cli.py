@@ -230,7 +230,7 @@ def test_unsaved_runs_go_where_only_we_can_write(tmp_path, monkeypatch):
     """The kept file of a run the store refused: under the data directory, else a private directory in
     $TMPDIR, never one another user planted there."""
     from disksleuth.errors import DisksleuthError
-    from disksleuth.store.db import keep_unsaved, read_export_file
+    from disksleuth.store.files import keep_unsaved, read_export_file
 
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")

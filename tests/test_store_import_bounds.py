@@ -21,11 +21,12 @@ from test_store import _doc
 from test_store_import_props import mutated_docs
 
 from disksleuth.errors import ParseError
-from disksleuth.store.db import Store, read_export, read_export_file, write_export
+from disksleuth.store.db import Store
+from disksleuth.store.files import read_export, read_export_file, write_export
 
 JUNK_BYTES = 20_000_000
 # Peak RSS above a tiny import, per byte of the file: the values are budgeted at 5 bytes per byte
-# (store.db.EXPORT_VALUES_PER_BYTE), the file itself is 1 more, the rest is the allocator's slack.
+# (store.files.EXPORT_VALUES_PER_BYTE), the file itself is 1 more, the rest is the allocator's slack.
 PEAK_PER_FILE_BYTE = 7
 
 _PEAK_OF_CHILD = (

@@ -18,7 +18,8 @@ from test_store import _doc
 
 from disksleuth.cli import main
 from disksleuth.errors import ParseError
-from disksleuth.store.db import Store, read_export
+from disksleuth.store.db import Store
+from disksleuth.store.files import read_export
 
 BASE = _doc(373.0, 2000.0, "Samsung SSD 970 EVO Plus")
 BASE["health"]["before"] = {"temperature_c": 41.0, "percentage_used": 3, "critical_warning": [], "throttle": {"a": 1}}

@@ -14,7 +14,8 @@ import pytest
 from conftest import needs_fio
 from test_store import _doc
 
-from disksleuth.store.db import SCHEMA_VERSION, Store
+from disksleuth.store.db import Store
+from disksleuth.store.schema import SCHEMA_VERSION
 
 DISKSLEUTH = [sys.executable, "-m", "disksleuth"]
 START_TOGETHER = (

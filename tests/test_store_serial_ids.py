@@ -17,7 +17,8 @@ from conftest import DATA, SYSFS
 from test_store import _doc
 
 from disksleuth import serials
-from disksleuth.store.db import SCHEMA_VERSION, Store
+from disksleuth.store.db import Store
+from disksleuth.store.schema import SCHEMA_VERSION
 
 SD_SERIAL = "0x0008c31f"  # an SD card's 32-bit serial as sysfs mmc*/serial shows it, in a space quick to search
 NVME_SERIAL = "S4EUNX0N123456"

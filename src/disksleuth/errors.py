@@ -55,6 +55,20 @@ class DeviceNotFound(UsageError):
     pass
 
 
+class StoreMissing(UsageError):
+    """A read-only command was pointed at a store that does not exist (we never create one to read it)."""
+
+
+class StoreError(EnvironmentProblem):
+    """The store could not be read or written (locked, unreachable, refused); one line, no SQL."""
+
+
+def first_line(exc: object) -> str:
+    """The first line of an exception's message (a driver's error may run on with SQL and parameters)."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
 def summarise_stderr(stderr: str, max_lines: int = 3) -> str:
     """The last few meaningful lines of a tool's stderr, joined on one line."""
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]

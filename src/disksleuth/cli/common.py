@@ -16,8 +16,8 @@ def plain(message: object) -> str:
     from disksleuth.present.text import safe_text
 
     text = safe_text(message, markup=False)
-    if "://" in text:  # store.db imports SQLAlchemy: only when there is a URL to look at
-        from disksleuth.store.db import redact_urls_in
+    if "://" in text:  # imported only when there is a URL to look at: nothing added to every start
+        from disksleuth.store.urls import redact_urls_in
 
         text = redact_urls_in(text)
     return text

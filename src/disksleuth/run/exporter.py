@@ -21,10 +21,11 @@ from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.health import health_findings
 from disksleuth.analysis.links import static_findings
 from disksleuth.analysis.verdicts import with_drive_sata_max
-from disksleuth.errors import DisksleuthError
+from disksleuth.errors import DisksleuthError, StoreMissing
 from disksleuth.model import Device
 from disksleuth.model.exporter import DiskState, Snapshot
 from disksleuth.probe.block import list_devices
+from disksleuth.store.urls import default_url, redact_url
 
 if TYPE_CHECKING:
     from disksleuth.run.exporter_http import Request, Response
@@ -126,8 +127,6 @@ class BenchReader:
         self.serial_key: bytes | None = None  # read once, in the same bounded read: a store's key never changes
 
     def read(self) -> BenchReading:
-        from disksleuth.store.db import StoreMissing, default_url, redact_url
-
         url = redact_url(self.db_url if self.db_url is not None else default_url())
         outcome: dict[str, object] = {}
 

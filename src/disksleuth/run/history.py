@@ -11,7 +11,9 @@ from disksleuth.analysis.compare import Comparison, compare
 from disksleuth.doc.run import with_sustained
 from disksleuth.errors import DisksleuthError, UsageError
 from disksleuth.model.run import Run
-from disksleuth.store.db import Store, keep_unsaved, parse_age_s, parse_run_ids, read_export_file, write_export
+from disksleuth.run.selection import parse_age_s, parse_run_ids
+from disksleuth.store.db import Store
+from disksleuth.store.files import keep_unsaved, read_export_file, write_export
 
 
 @dataclass(frozen=True)

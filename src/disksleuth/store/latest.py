@@ -7,7 +7,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from disksleuth.store.db import FINDINGS, RUNS, TEST_FIGURES, TESTS, Store, capped_latencies
+from disksleuth.store.db import Store
+from disksleuth.store.documents import capped_latencies
+from disksleuth.store.schema import FINDINGS, RUNS, TEST_FIGURES, TESTS
 
 
 def _existing_store(db_url: str | None, timeout_s: int | None = None) -> Store:

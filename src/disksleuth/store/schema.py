@@ -1,0 +1,294 @@
+"""The store's tables and their numbered migrations.
+
+Schema changes are numbered migrations recorded in `schema_migrations`; opening a store applies the
+missing ones in order (Store.migrate). The tables below them are the current schema, for queries.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid as uuid_mod
+from collections.abc import Callable
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from disksleuth import serials
+from disksleuth.store.documents import legacy_uuid, without_health_serials
+
+# --- schema, version by version ----------------------------------------------------------------
+
+
+def _v1(conn: Connection) -> None:
+    md = sa.MetaData()
+    sa.Table(
+        "runs",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("kind", sa.String(16), nullable=False),
+        sa.Column("started_at", sa.String(40), nullable=False),
+        sa.Column("finished_at", sa.String(40)),
+        sa.Column("target", sa.Text, nullable=False),
+        sa.Column("profile", sa.String(32), nullable=False),
+        sa.Column("engine", sa.String(32)),
+        sa.Column("fio_version", sa.String(32)),
+        sa.Column("hostname", sa.String(255)),
+        sa.Column("kernel", sa.String(255)),
+        sa.Column("cpu", sa.String(255)),
+        sa.Column("disksleuth_version", sa.String(32)),
+        sa.Column("device_name", sa.String(64)),
+        sa.Column("device_model", sa.String(255)),
+        sa.Column("device_firmware", sa.String(64)),
+        sa.Column("device_capacity_bytes", sa.BigInteger),
+        sa.Column("device_serial_sha256", sa.String(64)),
+        sa.Column("device_transport", sa.String(16)),
+        sa.Column("size_bytes", sa.BigInteger),
+        sa.Column("summary", sa.Text),
+        sa.Column("host_json", sa.Text),
+        sa.Column("device_json", sa.Text),  # the device with its link chain, as `list --json` shows it
+        sa.Column("health_json", sa.Text),  # before, after, changes, temperature series
+        sa.Column("notes_json", sa.Text),
+    )
+    sa.Table(
+        "tests",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("position", sa.Integer, nullable=False),
+        sa.Column("is_reference", sa.Boolean, nullable=False, default=False),
+        sa.Column("test_id", sa.String(64), nullable=False),
+        sa.Column("rw", sa.String(16)),
+        sa.Column("bs_bytes", sa.Integer),
+        sa.Column("iodepth", sa.Integer),
+        sa.Column("numjobs", sa.Integer),
+        *(
+            sa.Column(c, sa.Float)
+            for c in (
+                "read_mbps",
+                "read_iops",
+                "write_mbps",
+                "write_iops",
+                "lat_mean_us",
+                "lat_p50_us",
+                "lat_p99_us",
+                "lat_p999_us",
+                "lat_max_us",
+                "runtime_s",
+            )
+        ),
+        sa.Column("fio_command", sa.Text),
+        sa.Column("cache_affected", sa.Boolean),
+        sa.Column("engine", sa.String(32)),
+        sa.Column("extra_json", sa.Text),  # every other field of the test, series included (v1)
+    )
+    sa.Table(
+        "findings",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("code", sa.String(32), nullable=False),
+        sa.Column("severity", sa.String(16), nullable=False),
+        sa.Column("message", sa.Text),
+        sa.Column("evidence_json", sa.Text),
+        sa.Column("hint", sa.Text),
+    )
+    md.create_all(conn)
+    conn.execute(sa.text("CREATE INDEX ix_runs_started_at ON runs (started_at)"))
+    conn.execute(sa.text("CREATE INDEX ix_tests_run_id ON tests (run_id)"))
+    conn.execute(sa.text("CREATE INDEX ix_findings_run_id ON findings (run_id)"))
+
+
+def _v2(conn: Connection) -> None:
+    """Tags and a note per run; the per-second series moves out of tests.extra_json into rows."""
+    md = sa.MetaData()
+    md.reflect(conn, only=["runs", "tests"])  # the foreign keys below point at them
+    sa.Table(
+        "tags",
+        md,
+        sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("tag", sa.String(128), primary_key=True),
+    )
+    sa.Table(
+        "series",
+        md,
+        sa.Column("test_row_id", sa.Integer, sa.ForeignKey("tests.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("t_s", sa.Float, primary_key=True),
+        sa.Column("read_mbps", sa.Float),
+        sa.Column("write_mbps", sa.Float),
+        sa.Column("iops", sa.Float),
+        sa.Column("temperature_c", sa.Float),
+    )
+    md.create_all(conn, tables=[md.tables["tags"], md.tables["series"]])
+    conn.execute(sa.text("ALTER TABLE runs ADD COLUMN note TEXT"))
+    conn.execute(sa.text("CREATE INDEX ix_tags_tag ON tags (tag)"))
+    conn.execute(sa.text("CREATE INDEX ix_runs_device_name ON runs (device_name)"))
+    rows = conn.execute(sa.text("SELECT id, extra_json FROM tests")).fetchall()
+    for row_id, extra_json in rows:
+        extra = json.loads(extra_json or "{}")
+        points = extra.pop("series", []) or []
+        if points:
+            conn.execute(
+                sa.text(
+                    "INSERT INTO series (test_row_id, t_s, read_mbps, write_mbps, iops, temperature_c) "
+                    "VALUES (:r, :t, :rm, :wm, :io, :tc)"
+                ),
+                [
+                    {
+                        "r": row_id,
+                        "t": p["t_s"],
+                        "rm": p.get("read_mbps"),
+                        "wm": p.get("write_mbps"),
+                        "io": p.get("iops"),
+                        "tc": p.get("temperature_c"),
+                    }
+                    for p in points
+                ],
+            )
+        conn.execute(sa.text("UPDATE tests SET extra_json = :e WHERE id = :i"), {"e": json.dumps(extra), "i": row_id})
+
+
+def _v3(conn: Connection) -> None:
+    """A stable identity per run (kept by export and import, so an import never duplicates), and an
+    index for `runs --host` and the fleet view."""
+    conn.execute(sa.text("ALTER TABLE runs ADD COLUMN uuid VARCHAR(36)"))
+    seen: set[str] = set()
+    rows = conn.execute(sa.text("SELECT id, kind, started_at, hostname, target, profile FROM runs ORDER BY id"))
+    for run_id, kind, started_at, hostname, target, profile in rows.fetchall():
+        run = {"kind": kind, "started_at": started_at, "host": {"hostname": hostname}, "target": target}
+        ident = legacy_uuid({**run, "profile": profile})
+        if ident in seen:  # an earlier import duplicated this run: keep both, each with its own identity
+            ident = str(uuid_mod.uuid4())
+        seen.add(ident)
+        conn.execute(sa.text("UPDATE runs SET uuid = :u WHERE id = :i"), {"u": ident, "i": run_id})
+    conn.execute(sa.text("CREATE UNIQUE INDEX ux_runs_uuid ON runs (uuid)"))
+    conn.execute(sa.text("CREATE INDEX ix_runs_hostname ON runs (hostname)"))
+
+
+def _v4(conn: Connection) -> None:
+    """Serial hashes become keyed ids (serials.py). The key, DISKSLEUTH_SERIAL_KEY if set else a new random
+    one, is kept in the store, so every host sharing it gives a drive the same id; the plain SHA-256 each
+    run kept is signed with it, which is exactly the id the same serial gets from now on. A serial that an
+    imported run carried in the clear inside its health is dropped."""
+    conn.execute(sa.text("CREATE TABLE meta (name VARCHAR(64) PRIMARY KEY, value TEXT NOT NULL)"))
+    key = serials.key_from_env() or serials.new_key()
+    conn.execute(sa.text("INSERT INTO meta (name, value) VALUES (:n, :v)"), {"n": SERIAL_KEY_NAME, "v": key.hex()})
+    rows = conn.execute(
+        sa.text("SELECT id, device_serial_sha256 FROM runs WHERE device_serial_sha256 IS NOT NULL")
+    ).fetchall()
+    if rows:
+        conn.execute(
+            sa.text("UPDATE runs SET device_serial_sha256 = :v WHERE id = :i"),
+            [{"v": serials.id_from_plain_digest(digest, key), "i": run_id} for run_id, digest in rows],
+        )
+    pattern = '%"serial"%'
+    for run_id, health_json in conn.execute(
+        sa.text("SELECT id, health_json FROM runs WHERE health_json LIKE :p"), {"p": pattern}
+    ).fetchall():
+        health = without_health_serials(from_json(health_json))
+        conn.execute(sa.text("UPDATE runs SET health_json = :h WHERE id = :i"), {"h": to_json(health), "i": run_id})
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_v1, _v2, _v3, _v4]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+# The current schema, for queries (matches the migrations above).
+_md = sa.MetaData()
+RUNS = sa.Table(
+    "runs",
+    _md,
+    sa.Column("id", sa.Integer, primary_key=True),
+    *[
+        sa.Column(n)
+        for n in (
+            "kind",
+            "started_at",
+            "finished_at",
+            "target",
+            "profile",
+            "engine",
+            "fio_version",
+            "hostname",
+            "kernel",
+            "cpu",
+            "disksleuth_version",
+            "device_name",
+            "device_model",
+            "device_firmware",
+            "device_capacity_bytes",
+            "device_serial_sha256",  # the name from schema 1; keyed ids (serials.py) since schema 4
+            "device_transport",
+            "size_bytes",
+            "summary",
+            "host_json",
+            "device_json",
+            "health_json",
+            "notes_json",
+            "note",
+            "uuid",
+        )
+    ],
+)
+TEST_FIGURES = (
+    "read_mbps",
+    "read_iops",
+    "write_mbps",
+    "write_iops",
+    "lat_mean_us",
+    "lat_p50_us",
+    "lat_p99_us",
+    "lat_p999_us",
+    "lat_max_us",
+    "runtime_s",
+)
+TESTS = sa.Table(
+    "tests",
+    _md,
+    sa.Column("id", sa.Integer, primary_key=True),
+    *(
+        sa.Column(n)
+        for n in (
+            "run_id",
+            "position",
+            "is_reference",
+            "test_id",
+            "rw",
+            "bs_bytes",
+            "iodepth",
+            "numjobs",
+            *TEST_FIGURES,
+            "fio_command",
+            "cache_affected",
+            "engine",
+            "extra_json",
+        )
+    ),
+)
+FINDINGS = sa.Table(
+    "findings", _md, *[sa.Column(n) for n in ("id", "run_id", "code", "severity", "message", "evidence_json", "hint")]
+)
+TAGS = sa.Table("tags", _md, sa.Column("run_id"), sa.Column("tag"))
+SERIES = sa.Table(
+    "series", _md, *[sa.Column(n) for n in ("test_row_id", "t_s", "read_mbps", "write_mbps", "iops", "temperature_c")]
+)
+META = sa.Table("meta", _md, sa.Column("name"), sa.Column("value"))
+SERIAL_KEY_NAME = "serial_key"
+# The oldest schema read-only commands can read as it is, when the store cannot be written to upgrade it.
+READABLE_SCHEMA = 3
+
+
+def version_of(conn: Connection) -> int:
+    """The schema a store is at: 0 for a database without disksleuth's tables."""
+    if not sa.inspect(conn).has_table("schema_migrations"):
+        return 0
+    return int(conn.execute(sa.text("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")).scalar_one())
+
+
+def to_json(value: Any) -> str | None:
+    """A value for a *_json column."""
+    return json.dumps(value, default=str) if value is not None else None
+
+
+def from_json(text: str | None, default: Any = None) -> Any:
+    """A *_json column's value, `default` when empty."""
+    return json.loads(text) if text else default
