@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from disksleuth.analysis.ceilings import pcie_label, pcie_mbps
 from disksleuth.analysis.links import slot_limited
@@ -87,3 +87,16 @@ def link_status(fn: PciFunction) -> LinkStatus:
         port_limited=port_limited,
         slot_limited=slot_limited(fn.path) if fn.role == "endpoint" else None,
     )
+
+
+def pasted_link_status(fn: PciFunction, chain_known: bool) -> LinkStatus:
+    """link_status for a function read from pasted lspci text. Pasted alone (`lspci -s`, the bridge above not in
+    the paste), its link is judged against its own LnkCap, as lspci's own "(downgraded)" tag is; the port's
+    limit stays unknown, so it is never called port-limited."""
+    status = link_status(fn)
+    if chain_known or fn.parent is not None or fn.role not in ("endpoint", "upstream_port"):
+        return status
+    slower = fn.speed_gtps is not None and fn.max_speed_gtps is not None and fn.speed_gtps < fn.max_speed_gtps
+    narrower = fn.width is not None and fn.max_width is not None and fn.width < fn.max_width
+    downgraded = slower or narrower
+    return replace(status, downgraded=downgraded)

@@ -204,7 +204,12 @@ def load_smartctl_json(text: str) -> dict[str, Any]:
 
 
 def parse_smartctl_json(text: str) -> Health:
-    doc = load_smartctl_json(text)
+    return health_from_smartctl_doc(load_smartctl_json(text))
+
+
+def health_from_smartctl_doc(doc: dict[str, Any]) -> Health:
+    """Health from a smartctl JSON document, or one built in its shape from smartctl's text
+    (probe/smartctl_text.py), so both give the same model and the same findings."""
     smartctl = _dict(doc.get("smartctl"))
     status = _int(smartctl.get("exit_status"))
     messages = tuple(
