@@ -194,9 +194,9 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
     except KeyboardInterrupt:
         fail("interrupted", "interrupted")
         return 128 + 2  # SIGINT
-    except Terminated:
-        fail("terminated", "terminated")
-        return 128 + 15  # SIGTERM
+    except Terminated as exc:
+        fail("terminated", exc.word)
+        return 128 + exc.signum  # the shell's convention for a death by that signal
     except BrokenPipeError:
         # Output piped into `head`: not an error worth a traceback.
         with contextlib.suppress(OSError, ValueError):

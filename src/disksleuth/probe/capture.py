@@ -36,7 +36,7 @@ from types import FrameType
 from typing import Any
 
 from disksleuth import __version__
-from disksleuth.errors import ParseError, Terminated, UsageError
+from disksleuth.errors import TERMINATING_SIGNALS, ParseError, Terminated, UsageError
 from disksleuth.probe.sysfs import BDF_RE, MAX_PROC_BYTES, Sysfs
 
 # Attributes the readers (and a human debugging them) look at.
@@ -487,25 +487,28 @@ def open_root(path: str, register_cleanup: Callable[[str], None] | None = None) 
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     if register_cleanup:
         register_cleanup(tmp)
     return tmp
 
 
 def _raise_terminated(signum: int, frame: object) -> None:
-    raise Terminated()
+    raise Terminated(signum)
 
 
-def _terminate_as_exception() -> Callable[[int, FrameType | None], Any] | int | None:
-    """While unpacking, SIGTERM unwinds like Ctrl-C (so the temp dir is removed) instead of killing
-    the process on the spot; a handler someone else installed is left alone."""
+def _terminate_as_exception() -> dict[int, Callable[[int, FrameType | None], Any] | int]:
+    """While unpacking, SIGTERM and SIGHUP unwind like Ctrl-C (so the temp dir is removed) instead of
+    killing the process on the spot; a handler someone else installed is left alone. Returns the
+    handlers to put back."""
     if threading.current_thread() is not threading.main_thread():
-        return None
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        return None
-    return signal.signal(signal.SIGTERM, _raise_terminated)
+        return {}
+    previous: dict[int, Callable[[int, FrameType | None], Any] | int] = {}
+    for sig in TERMINATING_SIGNALS:
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            previous[sig] = signal.signal(sig, _raise_terminated) or signal.SIG_DFL
+    return previous
 
 
 # Longer names than the kernel takes are never in a capture (PATH_MAX 4096, NAME_MAX 255: linux/limits.h).
