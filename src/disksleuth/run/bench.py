@@ -542,7 +542,7 @@ def _fill(
         argv.append(f"--runtime={int(time_limit_s)}s")
 
     def on_status(s: StatusSample) -> None:
-        events.status(s.elapsed_s, 0.0, s.write_bytes / max(s.elapsed_s, 1e-3) / 1e6, 0.0)
+        events.status(s.elapsed_s, 0.0, s.write_bytes / max(s.elapsed_s, 1e-3) / 1e6, 0.0, s.write_bytes)
 
     report, _ = fio.run_job(argv, timeout_s=(time_limit_s or 3600) + 120, on_status=on_status, pass_fds=pass_fds)
     job = aggregate(report)
