@@ -166,6 +166,15 @@ def _access(path: str, mode: int) -> bool:
     return os.access(path, mode, effective_ids=effective)
 
 
+def node_kind(path: str) -> str:
+    """"block", "char", "dir", "file" or "other" (a FIFO, a socket): what `path` is, following links."""
+    mode = os.stat(path).st_mode
+    for kind, test in (("block", stat.S_ISBLK), ("char", stat.S_ISCHR), ("dir", stat.S_ISDIR), ("file", stat.S_ISREG)):
+        if test(mode):
+            return kind
+    return "other"
+
+
 def read_refusal(path: str) -> OSError | None:
     """The OS's refusal to open `path` for reading, or None when it opens. A real open(2), closed at once
     (no O_EXCL, nothing read): access(2) answers only yes or no, and misses what a security module checks

@@ -19,6 +19,33 @@ from disksleuth.units import fmt_bytes, fmt_size
 
 # Transports with no drive behind them to ask for SMART health.
 VIRTUAL = ("loop", "zram", "md", "dm", "virtio", "unknown")
+# The kernel's own file systems: views of its state or interfaces (proc(5), sysfs(5), cgroups(7), ...) with no
+# storage behind them, where a scratch file either cannot be made or would land in memory beside the kernel's
+# files (/dev is devtmpfs). tmpfs and ramfs are not here: memory-backed, but a legitimate (RAM) target.
+PSEUDO_FILESYSTEMS = frozenset(
+    {
+        "proc",
+        "sysfs",
+        "devtmpfs",
+        "devpts",
+        "cgroup",
+        "cgroup2",
+        "debugfs",
+        "tracefs",
+        "securityfs",
+        "configfs",
+        "pstore",
+        "bpf",
+        "efivarfs",
+        "mqueue",
+        "hugetlbfs",
+        "fusectl",
+        "binfmt_misc",
+        "nsfs",
+        "selinuxfs",
+        "rpc_pipefs",
+    }
+)
 MIN_SCRATCH_BYTES = 16 * MIB
 FREE_SPACE_SHARE = 0.9
 PREPARE_MAX_S = 120.0
@@ -293,6 +320,11 @@ def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile, *, root
     """The plan for `profile` on `target`. `root`: whether we run as root (what needs it is said up front)."""
     _check_profile_options(opts, profile)
     writes_ok, notes, identity = write_permission(target, opts)
+    if target.kind != "block" and target.fstype in PSEUDO_FILESYSTEMS:
+        raise UsageError(
+            f"{target.path} is on {target.fstype}, a kernel pseudo file system, not a disk-backed one: there is no "
+            "storage to measure; give a directory or device on the disk to test"
+        )
     refusal = _access_refusal(target, root)
     if refusal:
         raise EnvironmentProblem(refusal)
