@@ -476,6 +476,7 @@ def open_root(path: str, register_cleanup: Callable[[str], None] | None = None) 
     The temp dir is removed on every way out of here but success (a refused archive, an error,
     Ctrl-C); on success `register_cleanup` takes it over."""
     if os.path.isdir(path):
+        _require_sysfs_tree(path, path)
         return path
     if not os.path.isfile(path):
         raise UsageError(f"--sysfs-root {path}: no such directory or capture file")
@@ -483,6 +484,7 @@ def open_root(path: str, register_cleanup: Callable[[str], None] | None = None) 
     previous = _terminate_as_exception()
     try:
         _extract_capture(path, tmp)
+        _require_sysfs_tree(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -492,6 +494,23 @@ def open_root(path: str, register_cleanup: Callable[[str], None] | None = None) 
     if register_cleanup:
         register_cleanup(tmp)
     return tmp
+
+
+# What every sysfs has at its top (Documentation/filesystems/sysfs.rst); a tree with none of them is not one.
+SYSFS_TOP_DIRS = ("block", "bus", "class", "dev", "devices")
+
+
+def _require_sysfs_tree(root: str, given: str) -> None:
+    """A --sysfs-root must hold a sysfs (a sys/ with its usual top directories): any other directory used to
+    read as a machine with no devices at all, a header and exit 0."""
+    sys_dir = os.path.join(root, "sys")
+    if os.path.isdir(sys_dir) and any(os.path.isdir(os.path.join(sys_dir, d)) for d in SYSFS_TOP_DIRS):
+        return
+    hint = "give the directory above it" if os.path.basename(os.path.normpath(given)) == "sys" else "give /"
+    raise UsageError(
+        f"--sysfs-root {given} is not a sysfs tree: it has no sys/ with block, bus, class or devices in it "
+        f"({hint}, a copy of a machine's /sys under DIR/sys, or a bundle made by `disksleuth capture`)"
+    )
 
 
 def _raise_terminated(signum: int, frame: object) -> None:
