@@ -79,10 +79,15 @@ def run_exporter(args: argparse.Namespace, env: Environment) -> int:
             cache.refresh(exporter.device_health_paths(root))
         snap = take()
         path = exporter.write_textfile(args.textfile, snap)
+        # An unreadable store is a warning (stderr, and disksleuth_store_up 0 in the file), not a failure: the
+        # device metrics are written all the same. The summary says so too, so "0 figures" is not read as "none".
+        unreadable = bool(snap.bench_error) and not snap.store_missing
         if args.json:
-            emit(env, {"exporter": {"textfile": path, "devices": len(snap.disks), "bench_figures": len(snap.bench)}})
+            written = {"textfile": path, "devices": len(snap.disks), "bench_figures": len(snap.bench)}
+            emit(env, {"exporter": {**written, "store_up": not snap.bench_error, "store_error": snap.bench_error}})
         else:
-            say(f"wrote {path}: {len(snap.disks)} devices, {len(snap.bench)} stored benchmark figures")
+            why = " (the results store could not be read)" if unreadable else ""
+            say(f"wrote {path}: {len(snap.disks)} devices, {len(snap.bench)} stored benchmark figures{why}")
         return EXIT_OK
 
     refresher = None
