@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 from collections.abc import Callable
 
 from disksleuth.cli import options
@@ -94,13 +95,17 @@ def run_exporter(args: argparse.Namespace, env: Environment) -> int:
     if cache is not None:
         refresher = exporter.HealthRefresher(cache, lambda: exporter.device_health_paths(root)).start()
 
+    serving: list[str] = []
+
     def ready(host: str, port: int) -> None:
         where = f"http://{'[' + host + ']' if ':' in host else host}:{port}/metrics"
+        serving.append(where)
         if args.json:
             emit(env, {"exporter": {"listen": f"{host}:{port}", "url": where}})
         else:
             print(f"serving {where} (Ctrl-C stops)", file=env.stdout, flush=True)
 
+    from disksleuth.errors import Terminated
     from disksleuth.run.bench import sigterm_as_exception
 
     def log(line: str) -> None:
@@ -110,6 +115,14 @@ def run_exporter(args: argparse.Namespace, env: Environment) -> int:
     try:
         with sigterm_as_exception():
             exporter.serve(args.listen, take, ready, log=log)
+    except (Terminated, KeyboardInterrupt) as exc:
+        if not serving:
+            raise  # stopped before it served: an error document, as for any command
+        # A signal is how a server is stopped: it said where it served (its one --json document); the stop
+        # is a line on stderr, not a second document. The exit status still names the signal.
+        signum, word = (exc.signum, exc.word) if isinstance(exc, Terminated) else (signal.SIGINT, "interrupted")
+        env.error_line(f"stopped serving {serving[0]} ({word})")
+        return 128 + signum
     finally:
         if refresher:
             refresher.stop()
