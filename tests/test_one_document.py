@@ -70,3 +70,16 @@ def test_exporter_listen_prints_one_document_until_stopped(sig):
     assert docs[0]["exporter"]["url"].startswith("http://127.0.0.1:")
     assert proc.returncode == 128 + sig
     assert "stopped serving http://127.0.0.1:" in err and "Traceback" not in err
+
+
+def test_an_error_document_into_a_closed_pipe_is_no_traceback():
+    """`disksleuth check /proc --json | head -c0`: the reader is gone before the error document is written."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        res = subprocess.run([*CLI, "check", "/proc", "--json"], stdout=write_end, stderr=subprocess.PIPE, text=True)
+    finally:
+        os.close(write_end)
+    assert res.returncode == 2
+    assert "Traceback" not in res.stderr and "BrokenPipeError" not in res.stderr, res.stderr
+    assert res.stderr.count("\n") == 1 and "kernel pseudo file system" in res.stderr
