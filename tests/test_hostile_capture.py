@@ -208,12 +208,16 @@ def test_a_capture_within_the_caps_is_extracted_whole(tmp_path):
 
     path = make_archive(
         str(tmp_path / "small.tar.gz"),
-        [member("sys", kind=tarfile.DIRTYPE), *(member(f"sys/f{i}", b"%d\n" % i) for i in range(300))],
+        [
+            member("sys", kind=tarfile.DIRTYPE),
+            member("sys/devices", kind=tarfile.DIRTYPE),  # a sysfs tree has its top directories (open_root checks)
+            *(member(f"sys/devices/f{i}", b"%d\n" % i) for i in range(300)),
+        ],
     )
     root = open_root(path)
     try:
-        assert len(os.listdir(os.path.join(root, "sys"))) == 300
-        with open(os.path.join(root, "sys", "f299"), "rb") as fh:
+        assert len(os.listdir(os.path.join(root, "sys", "devices"))) == 300
+        with open(os.path.join(root, "sys", "devices", "f299"), "rb") as fh:
             assert fh.read() == b"299\n"
     finally:
         shutil.rmtree(root)

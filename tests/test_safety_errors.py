@@ -83,7 +83,7 @@ def test_non_root_on_a_raw_device_is_told_it_needs_root():
         res = subprocess.run([*NOBODY, *DISKSLEUTH, "check", dev, "--no-save"], capture_output=True, text=True)
         assert res.returncode == 2
         assert res.stderr.strip().splitlines()[-1] == (
-            f"disksleuth: cannot read {dev}: permission denied; reading a raw device needs root (run with sudo)"
+            f"disksleuth: cannot read {dev}: Permission denied; reading a raw device needs root (run with sudo)"
         )
         assert "Traceback" not in res.stderr and "error 13" not in res.stderr
 
@@ -110,7 +110,7 @@ def test_permission_denied_inside_fio_is_one_sentence():
     finally:
         shutil.rmtree(folder)
     assert res.stdout.strip() == (
-        f"t: permission denied opening {private}; this needs root (run with sudo) or access to it"
+        f"t: cannot open {private}: Permission denied; this needs root (run with sudo) or access to it"
     ), res.stderr
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 
 class DisksleuthError(Exception):
     """Base class. `str(err)` is the one line shown to the user."""
@@ -76,5 +78,18 @@ def summarise_stderr(stderr: str, max_lines: int = 3) -> str:
 
 
 class Terminated(BaseException):
-    """SIGTERM arrived. A BaseException like KeyboardInterrupt, so no `except Exception` swallows it
-    and every `finally` (fio stopped, scratch file removed) runs on the way out."""
+    """SIGTERM or SIGHUP (a closed terminal) arrived. A BaseException like KeyboardInterrupt, so no
+    `except Exception` swallows it and every `finally` (fio stopped, scratch file removed) runs on the
+    way out. `signum` gives the exit status (128 + signum) and the word."""
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(signum)
+        self.signum = int(signum)
+
+    @property
+    def word(self) -> str:
+        return "hung up (the terminal closed)" if self.signum == signal.SIGHUP else "terminated"
+
+
+# The signals that end a run the way Ctrl-C does: scratch removed, fio stopped, one line, 128 + signum.
+TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)

@@ -13,13 +13,23 @@ from typing import BinaryIO
 
 from disksleuth.errors import UsageError
 
+STDOUT = "-"  # as -o's value: standard output, as for tar, curl and gzip (not a file named "-")
+
 
 @contextlib.contextmanager
 def private_output(path: str) -> Iterator[BinaryIO]:
     """A binary file to write PATH's new content to. It is a new temp file beside PATH (O_EXCL: never a
     link), renamed over PATH when the block ends without an error: rename replaces a link or file at PATH,
     it never writes through it, and a reader never sees half a file. One usage line for a PATH that is a
-    symlink, a directory or unwritable."""
+    symlink, a directory or unwritable. PATH "-" is standard output (a file named so: ./-)."""
+    if path == STDOUT:
+        import sys
+
+        sys.stdout.flush()  # text already written to it goes first
+        out = sys.stdout.buffer
+        yield out  # neither writer here closes what it is given (tarfile leaves a fileobj open)
+        out.flush()
+        return
     try:
         st: os.stat_result | None = os.lstat(path)
     except FileNotFoundError:
@@ -54,3 +64,4 @@ def private_output(path: str) -> Iterator[BinaryIO]:
 def write_private_text(path: str, text: str) -> None:
     with private_output(path) as fh:
         fh.write(text.encode("utf-8"))
+

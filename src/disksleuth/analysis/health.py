@@ -2,10 +2,27 @@
 
 from __future__ import annotations
 
-from disksleuth.model import Finding
+from disksleuth.model import Device, Finding
 from disksleuth.model.run import Health, SmartAttribute
 
 WORN_PCT = 80
+
+# What each virtual transport is, to say why it has no health: smartctl needs a drive that answers ATA, SCSI
+# or NVMe commands, and a virtual disk passes none through (the drive behind virtio is the host's).
+_VIRTUAL_WHAT = {
+    "virtio": "virtio",
+    "loop": "a loop device",
+    "zram": "zram, compressed RAM",
+    "md": "md RAID: check its member disks",
+    "dm": "device-mapper: check the disk under it",
+}
+
+
+def no_smart_reason(disk: Device) -> str | None:
+    """Why a disk has no SMART data to read, in one phrase, or None when it may have some. The one wording
+    for `check` (its health line) and `health` (its error), so both say the same of the same disk."""
+    what = _VIRTUAL_WHAT.get(disk.transport)
+    return f"no SMART on a virtual disk ({disk.name} is {what})" if what else None
 
 
 def health_changes(before: Health | None, after: Health | None) -> dict[str, tuple[int, int]]:

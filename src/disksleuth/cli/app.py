@@ -45,7 +45,16 @@ def error_code(exc: BaseException) -> str:
 
 def _emit_error(env: Environment, code: str, message: str) -> None:
     """Under --json an error is still one JSON document on stdout (and its line on stderr)."""
-    emit(env, {"error": {"code": code, "message": message}})
+    try:
+        emit(env, {"error": {"code": code, "message": message}})
+    except BrokenPipeError:  # `--json ... | head`: the reader left; its line is on stderr already
+        _silence_stdout(env)
+
+
+def _silence_stdout(env: Environment) -> None:
+    """After a broken pipe: stdout to /dev/null, so the flush at exit raises no second BrokenPipeError."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), env.stdout.fileno())
 
 
 def _parser_class(env: Environment) -> type[argparse.ArgumentParser]:
@@ -71,7 +80,8 @@ def build_parser(env: Environment | None = None) -> argparse.ArgumentParser:
         "2 usage or environment error "
         '(under --json: {"error": {"code", "message"}} on stdout).',
     )
-    parser.add_argument("--version", action="version", version=f"disksleuth {__version__}")
+    # Not argparse's version action: that prints text and exits inside parse_args, before --json is known.
+    parser.add_argument("--version", action="store_true", default=argparse.SUPPRESS, help="print the version and exit")
     parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=options.JSON_HELP)
     parser.add_argument("--no-color", action="store_true", default=argparse.SUPPRESS, help=options.NO_COLOR_HELP)
     parser.add_argument("--db", metavar="URL", default=argparse.SUPPRESS, help=options.DB_HELP + "; store commands")
@@ -161,6 +171,12 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
     env.json_errors = "--json" in (args_list[: args_list.index("--")] if "--" in args_list else args_list)
     parser = build_parser(env)
     args = parser.parse_args(_join_negative_values(args_list))
+    if getattr(args, "version", False):
+        if env.json_errors:
+            emit(env, {"version": {"disksleuth": __version__}})
+        else:
+            print(f"disksleuth {__version__}", file=env.stdout)
+        return EXIT_OK
     if not getattr(args, "func", None):
         if env.json_errors:
             message = "no command given (see 'disksleuth --help')"
@@ -194,13 +210,12 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
     except KeyboardInterrupt:
         fail("interrupted", "interrupted")
         return 128 + 2  # SIGINT
-    except Terminated:
-        fail("terminated", "terminated")
-        return 128 + 15  # SIGTERM
+    except Terminated as exc:
+        fail("terminated", exc.word)
+        return 128 + exc.signum  # the shell's convention for a death by that signal
     except BrokenPipeError:
         # Output piped into `head`: not an error worth a traceback.
-        with contextlib.suppress(OSError, ValueError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), env.stdout.fileno())
+        _silence_stdout(env)
         return EXIT_OK
     except Exception as exc:  # a bug: still one line, not a traceback, unless asked for
         if env.environ.get("DISKSLEUTH_DEBUG"):

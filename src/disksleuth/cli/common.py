@@ -38,6 +38,19 @@ def emit(env: Environment, payload: dict[str, Any]) -> None:
     emit_document(payload, env.stdout)
 
 
+def wrote(env: Environment, path: str, line: str, doc: dict[str, Any], json_out: bool) -> None:
+    """What a command that wrote -o PATH says: `line` for people (its "{path}" filled in), or `doc` under --json.
+    With -o - the output itself is on stdout, so the line goes to stderr and no document follows it."""
+    from disksleuth.outfile import STDOUT
+
+    if path == STDOUT:
+        env.error_line(line.replace("{path}", "standard output"))
+    elif json_out:
+        emit(env, doc)
+    else:
+        say(line.replace("{path}", path))
+
+
 def exit_for(findings: list[Any]) -> int:
     """1 when a finding is at warn or critical (check, bench, explain, health), else 0."""
     from disksleuth.model import worst_severity

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 from collections.abc import Callable
 
 from disksleuth.cli import options
@@ -79,23 +80,32 @@ def run_exporter(args: argparse.Namespace, env: Environment) -> int:
             cache.refresh(exporter.device_health_paths(root))
         snap = take()
         path = exporter.write_textfile(args.textfile, snap)
+        # An unreadable store is a warning (stderr, and disksleuth_store_up 0 in the file), not a failure: the
+        # device metrics are written all the same. The summary says so too, so "0 figures" is not read as "none".
+        unreadable = bool(snap.bench_error) and not snap.store_missing
         if args.json:
-            emit(env, {"exporter": {"textfile": path, "devices": len(snap.disks), "bench_figures": len(snap.bench)}})
+            written = {"textfile": path, "devices": len(snap.disks), "bench_figures": len(snap.bench)}
+            emit(env, {"exporter": {**written, "store_up": not snap.bench_error, "store_error": snap.bench_error}})
         else:
-            say(f"wrote {path}: {len(snap.disks)} devices, {len(snap.bench)} stored benchmark figures")
+            why = " (the results store could not be read)" if unreadable else ""
+            say(f"wrote {path}: {len(snap.disks)} devices, {len(snap.bench)} stored benchmark figures{why}")
         return EXIT_OK
 
     refresher = None
     if cache is not None:
         refresher = exporter.HealthRefresher(cache, lambda: exporter.device_health_paths(root)).start()
 
+    serving: list[str] = []
+
     def ready(host: str, port: int) -> None:
         where = f"http://{'[' + host + ']' if ':' in host else host}:{port}/metrics"
+        serving.append(where)
         if args.json:
             emit(env, {"exporter": {"listen": f"{host}:{port}", "url": where}})
         else:
             print(f"serving {where} (Ctrl-C stops)", file=env.stdout, flush=True)
 
+    from disksleuth.errors import Terminated
     from disksleuth.run.bench import sigterm_as_exception
 
     def log(line: str) -> None:
@@ -105,6 +115,14 @@ def run_exporter(args: argparse.Namespace, env: Environment) -> int:
     try:
         with sigterm_as_exception():
             exporter.serve(args.listen, take, ready, log=log)
+    except (Terminated, KeyboardInterrupt) as exc:
+        if not serving:
+            raise  # stopped before it served: an error document, as for any command
+        # A signal is how a server is stopped: it said where it served (its one --json document); the stop
+        # is a line on stderr, not a second document. The exit status still names the signal.
+        signum, word = (exc.signum, exc.word) if isinstance(exc, Terminated) else (signal.SIGINT, "interrupted")
+        env.error_line(f"stopped serving {serving[0]} ({word})")
+        return 128 + signum
     finally:
         if refresher:
             refresher.stop()

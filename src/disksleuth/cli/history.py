@@ -7,7 +7,7 @@ import functools
 from collections.abc import Callable
 
 from disksleuth.cli import options
-from disksleuth.cli.common import EXIT_OK, emit, say
+from disksleuth.cli.common import EXIT_OK, emit, say, wrote
 from disksleuth.cli.env import Environment
 from disksleuth.errors import SafetyRefusal, UsageError
 
@@ -190,10 +190,8 @@ def run_report(args: argparse.Namespace, env: Environment) -> int:
     text = render_report(docs)
     _write_output(args.output, text)
     ids = [d["run"]["id"] for d in docs]
-    if args.json:
-        emit(env, {"report": {"path": args.output, "runs": ids, "bytes": len(text)}})
-    else:
-        say(f"wrote {args.output} ({len(text) // 1024} KiB, runs {', '.join(str(i) for i in ids)})")
+    line = f"wrote {{path}} ({len(text) // 1024} KiB, runs {', '.join(str(i) for i in ids)})"
+    wrote(env, args.output, line, {"report": {"path": args.output, "runs": ids, "bytes": len(text)}}, args.json)
     return EXIT_OK
 
 
@@ -206,10 +204,9 @@ def _fleet_report(args: argparse.Namespace, env: Environment) -> int:
     rows = fleet(args.db, host=args.host)
     text = render_fleet_report(rows)
     _write_output(args.output, text)
-    if args.json:
-        emit(env, {"report": {"path": args.output, "fleet": True, "rows": len(rows), "bytes": len(text)}})
-    else:
-        print(f"wrote {args.output} ({len(text) // 1024} KiB, {len(rows)} host/device rows)", file=env.stdout)
+    line = f"wrote {{path}} ({len(text) // 1024} KiB, {len(rows)} host/device rows)"
+    doc = {"report": {"path": args.output, "fleet": True, "rows": len(rows), "bytes": len(text)}}
+    wrote(env, args.output, line, doc, args.json)
     return EXIT_OK
 
 
@@ -217,10 +214,8 @@ def run_export(args: argparse.Namespace, env: Environment) -> int:
     from disksleuth.run.history import export_runs
 
     docs = export_runs(args.db, args.runs, args.output)
-    if args.json:
-        emit(env, {"export": {"path": args.output, "runs": [d["run"]["id"] for d in docs], "count": len(docs)}})
-    else:
-        say(f"exported {len(docs)} run(s) to {args.output} (serial numbers hashed)")
+    doc = {"export": {"path": args.output, "runs": [d["run"]["id"] for d in docs], "count": len(docs)}}
+    wrote(env, args.output, f"exported {len(docs)} run(s) to {{path}} (serial numbers hashed)", doc, args.json)
     return EXIT_OK
 
 

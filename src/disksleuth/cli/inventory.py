@@ -6,8 +6,9 @@ import argparse
 from collections.abc import Callable
 
 from disksleuth.cli import options
-from disksleuth.cli.common import EXIT_OK, emit, say, sysfs_root
+from disksleuth.cli.common import EXIT_OK, emit, say, sysfs_root, wrote
 from disksleuth.cli.env import Environment
+from disksleuth.errors import UsageError
 
 AddCommand = Callable[..., argparse.ArgumentParser]
 
@@ -60,11 +61,12 @@ def run_links(args: argparse.Namespace, env: Environment) -> int:
 def run_capture(args: argparse.Namespace, env: Environment) -> int:
     from disksleuth.run.inventory import capture
 
+    if args.output == "-" and env.stdout_isatty:
+        raise UsageError("-o -: not writing a gzip archive to a terminal; redirect it (> bundle.tar.gz) or name a file")
     count = capture(args.output, sysfs_root(args, env), keep_serials=args.keep_serials)
-    if args.json:
-        emit(env, {"capture": {"path": args.output, "entries": count, "serials_masked": not args.keep_serials}})
-    else:
-        masked = "kept" if args.keep_serials else "masked"
-        say(f"wrote {args.output}: {count} sysfs entries, serial numbers {masked}")
+    masked = "kept" if args.keep_serials else "masked"
+    doc = {"capture": {"path": args.output, "entries": count, "serials_masked": not args.keep_serials}}
+    wrote(env, args.output, f"wrote {{path}}: {count} sysfs entries, serial numbers {masked}", doc, args.json)
+    if args.output != "-" and not args.json:
         say(f"read it back with: disksleuth list --sysfs-root {args.output}")
     return EXIT_OK

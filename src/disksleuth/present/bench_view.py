@@ -9,7 +9,7 @@ from typing import Any
 from disksleuth.model.run import Run, TestResult
 from disksleuth.present.text import has_control_chars, safe_text
 from disksleuth.profiles import TestSpec
-from disksleuth.units import fmt_size
+from disksleuth.units import fmt_bytes, fmt_size
 
 
 class TtyEvents:
@@ -77,14 +77,17 @@ class TtyEvents:
         # "[1/4]" is not markup to rich (a tag starts with a letter, # / or @), so it prints as is.
         self._new_task(f"[{index}/{total}] {spec.id}", total_s)
 
-    def status(self, elapsed_s: float, read_mbps: float, write_mbps: float, iops: float) -> None:
+    def status(
+        self, elapsed_s: float, read_mbps: float, write_mbps: float, iops: float, written_bytes: int | None = None
+    ) -> None:
+        """`written_bytes`: for a write bounded by size rather than time (the sustained fill), how much so far."""
         if self.task is None:
             return
         self.progress.update(
             self.task,
             completed=min(elapsed_s, self.total_s or elapsed_s),
             clock=progress_clock(elapsed_s, self.total_s),
-            rate=progress_rate(read_mbps, write_mbps, iops, self.rate_width),
+            rate=progress_rate(read_mbps, write_mbps, iops, self.rate_width, written_bytes),
         )
 
     def test_done(self, result: TestResult) -> None:
@@ -107,9 +110,16 @@ def progress_clock(elapsed_s: float, total_s: float) -> str:
     return f"{elapsed_s:.0f} s"
 
 
-def progress_rate(read_mbps: float, write_mbps: float, iops: float, width: int) -> str:
+def progress_rate(
+    read_mbps: float, write_mbps: float, iops: float, width: int, written_bytes: int | None = None
+) -> str:
     """The live figures in the longest form that fits in width: full words, then short ones, then
-    without IOPS, then the combined MB/s."""
+    without IOPS, then the combined MB/s. Bytes written so far (a fill) come first and stay longest:
+    a fill's clock alone hides that it may be writing tens of GB."""
+    if written_bytes is not None:
+        written = f"{fmt_bytes(written_bytes)} written"
+        rest = progress_rate(read_mbps, write_mbps, iops, width - len(written) - 2)
+        return next((c for c in (f"{written}  {rest}" if rest else written, written) if len(c) <= width), "")
     iops_text = f"{iops:,.0f} IOPS" if iops else ""
     full = [f"read {read_mbps:,.1f} MB/s" if read_mbps else "", f"write {write_mbps:,.1f} MB/s" if write_mbps else ""]
     if read_mbps and write_mbps:

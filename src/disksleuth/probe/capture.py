@@ -36,7 +36,7 @@ from types import FrameType
 from typing import Any
 
 from disksleuth import __version__
-from disksleuth.errors import ParseError, Terminated, UsageError
+from disksleuth.errors import TERMINATING_SIGNALS, ParseError, Terminated, UsageError
 from disksleuth.probe.sysfs import BDF_RE, MAX_PROC_BYTES, Sysfs
 
 # Attributes the readers (and a human debugging them) look at.
@@ -476,6 +476,7 @@ def open_root(path: str, register_cleanup: Callable[[str], None] | None = None) 
     The temp dir is removed on every way out of here but success (a refused archive, an error,
     Ctrl-C); on success `register_cleanup` takes it over."""
     if os.path.isdir(path):
+        _require_sysfs_tree(path, path)
         return path
     if not os.path.isfile(path):
         raise UsageError(f"--sysfs-root {path}: no such directory or capture file")
@@ -483,29 +484,50 @@ def open_root(path: str, register_cleanup: Callable[[str], None] | None = None) 
     previous = _terminate_as_exception()
     try:
         _extract_capture(path, tmp)
+        _require_sysfs_tree(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     if register_cleanup:
         register_cleanup(tmp)
     return tmp
 
 
+# What every sysfs has at its top (Documentation/filesystems/sysfs.rst); a tree with none of them is not one.
+SYSFS_TOP_DIRS = ("block", "bus", "class", "dev", "devices")
+
+
+def _require_sysfs_tree(root: str, given: str) -> None:
+    """A --sysfs-root must hold a sysfs (a sys/ with its usual top directories): any other directory used to
+    read as a machine with no devices at all, a header and exit 0."""
+    sys_dir = os.path.join(root, "sys")
+    if os.path.isdir(sys_dir) and any(os.path.isdir(os.path.join(sys_dir, d)) for d in SYSFS_TOP_DIRS):
+        return
+    hint = "give the directory above it" if os.path.basename(os.path.normpath(given)) == "sys" else "give /"
+    raise UsageError(
+        f"--sysfs-root {given} is not a sysfs tree: it has no sys/ with block, bus, class or devices in it "
+        f"({hint}, a copy of a machine's /sys under DIR/sys, or a bundle made by `disksleuth capture`)"
+    )
+
+
 def _raise_terminated(signum: int, frame: object) -> None:
-    raise Terminated()
+    raise Terminated(signum)
 
 
-def _terminate_as_exception() -> Callable[[int, FrameType | None], Any] | int | None:
-    """While unpacking, SIGTERM unwinds like Ctrl-C (so the temp dir is removed) instead of killing
-    the process on the spot; a handler someone else installed is left alone."""
+def _terminate_as_exception() -> dict[int, Callable[[int, FrameType | None], Any] | int]:
+    """While unpacking, SIGTERM and SIGHUP unwind like Ctrl-C (so the temp dir is removed) instead of
+    killing the process on the spot; a handler someone else installed is left alone. Returns the
+    handlers to put back."""
     if threading.current_thread() is not threading.main_thread():
-        return None
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        return None
-    return signal.signal(signal.SIGTERM, _raise_terminated)
+        return {}
+    previous: dict[int, Callable[[int, FrameType | None], Any] | int] = {}
+    for sig in TERMINATING_SIGNALS:
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            previous[sig] = signal.signal(sig, _raise_terminated) or signal.SIG_DFL
+    return previous
 
 
 # Longer names than the kernel takes are never in a capture (PATH_MAX 4096, NAME_MAX 255: linux/limits.h).

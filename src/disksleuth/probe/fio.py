@@ -46,7 +46,9 @@ def explain_job_error(job: str, err: int, fio_text: str) -> str:
     file = _file_in(fio_text)
     where = file or "the target"
     if err in (errno.EACCES, errno.EPERM):
-        return f"{job}: permission denied opening {where}; this needs root (run with sudo) or access to it"
+        # fio's errno in the OS's words; root suggested only to who is not root (in a container root gets EPERM).
+        hint = ", even as root" if os.geteuid() == 0 else "; this needs root (run with sudo) or access to it"
+        return f"{job}: cannot open {where}: {name}{hint}"
     if err == errno.ENOSPC:
         return f"{job}: no space left on the device holding {where}; the disk filled up during the run"
     if err == errno.EINVAL and _NO_DIRECT_RE.search(fio_text):

@@ -51,6 +51,10 @@ class TargetInfo:
     # Every device linked to the target through loop devices (attached to it, or it to them), read
     # within LOOP_DEPTH links, so the pure safety rule can follow the chain to a mounted one.
     loop_related: tuple[Device, ...] = ()
+    # Why opening it for reading failed, as the OS said it (errno, its text): root can be refused too
+    # (a container's device rules, a security module), so what is said comes from here, not a guess.
+    read_errno: int | None = None
+    read_error: str | None = None
 
 
 LOOP_DEPTH = 8  # loop devices stacked deeper than this are not followed (the safety rule then refuses)
@@ -162,6 +166,27 @@ def _access(path: str, mode: int) -> bool:
     return os.access(path, mode, effective_ids=effective)
 
 
+def node_kind(path: str) -> str:
+    """"block", "char", "dir", "file" or "other" (a FIFO, a socket): what `path` is, following links."""
+    mode = os.stat(path).st_mode
+    for kind, test in (("block", stat.S_ISBLK), ("char", stat.S_ISCHR), ("dir", stat.S_ISDIR), ("file", stat.S_ISREG)):
+        if test(mode):
+            return kind
+    return "other"
+
+
+def read_refusal(path: str) -> OSError | None:
+    """The OS's refusal to open `path` for reading, or None when it opens. A real open(2), closed at once
+    (no O_EXCL, nothing read): access(2) answers only yes or no, and misses what a security module checks
+    at open."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError as exc:
+        return exc
+    os.close(fd)
+    return None
+
+
 def inspect_target(path: str) -> TargetInfo:
     if not os.path.exists(path):
         raise UsageError(f"{path}: no such file, directory or device")
@@ -172,8 +197,21 @@ def inspect_target(path: str) -> TargetInfo:
         device, disk = device_for_path(path)
         size = device.size_bytes if device else None
         related = loop_related((device.name,)) if device else ()
+        refused = read_refusal(path)
         return TargetInfo(
-            "block", path, None, None, None, size, device, disk, readable, writable, loop_related=related
+            "block",
+            path,
+            None,
+            None,
+            None,
+            size,
+            device,
+            disk,
+            readable and refused is None,
+            writable,
+            loop_related=related,
+            read_errno=refused.errno if refused else None,
+            read_error=refused.strerror if refused else None,
         )
     fstype, mountpoint = fs_of(path)
     device, disk = device_for_path(path)
@@ -185,8 +223,22 @@ def inspect_target(path: str) -> TargetInfo:
         loops = read_loop_table()
         backs = loops.attached_to(file_key(st))
         related = loop_related(backs, loops=loops) if backs else ()
+        refused = read_refusal(path)
         return TargetInfo(
-            "file", path, fstype, mountpoint, None, st.st_size, device, disk, readable, writable, backs, related
+            "file",
+            path,
+            fstype,
+            mountpoint,
+            None,
+            st.st_size,
+            device,
+            disk,
+            readable and refused is None,
+            writable,
+            backs,
+            related,
+            read_errno=refused.errno if refused else None,
+            read_error=refused.strerror if refused else None,
         )
     raise UsageError(f"{path}: not a directory, regular file or block device")
 

@@ -18,11 +18,20 @@ import signal
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
+from types import FrameType
+from typing import Any
 
 from disksleuth.analysis import confidence, steady
 from disksleuth.analysis.health import health_changes
 from disksleuth.analysis.results import result_from_fio, series_from_samples, with_reference
-from disksleuth.errors import DisksleuthError, EnvironmentProblem, SafetyRefusal, Terminated, UsageError
+from disksleuth.errors import (
+    TERMINATING_SIGNALS,
+    DisksleuthError,
+    EnvironmentProblem,
+    SafetyRefusal,
+    Terminated,
+    UsageError,
+)
 from disksleuth.model.fio import FioReport, StatusSample
 from disksleuth.model.run import Health, Run, TestResult
 from disksleuth.probe import fio, runner
@@ -68,18 +77,24 @@ class FillInterrupted(EnvironmentProblem):
 
 @contextlib.contextmanager
 def sigterm_as_exception() -> Iterator[None]:
-    def handler(signum: int, frame: object) -> None:
-        raise Terminated()
+    """SIGTERM and SIGHUP (a closed terminal) unwind like Ctrl-C, so every `finally` runs: without it
+    SIGHUP's default action kills the process on the spot and leaves the scratch file behind."""
 
+    def handler(signum: int, frame: object) -> None:
+        raise Terminated(signum)
+
+    previous: dict[int, Callable[[int, FrameType | None], Any] | int] = {}
     try:
-        previous = signal.signal(signal.SIGTERM, handler)
+        for sig in TERMINATING_SIGNALS:
+            previous[sig] = signal.signal(sig, handler) or signal.SIG_DFL  # None: set outside Python
     except ValueError:  # not the main thread (tests running us in a thread)
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, old in previous.items():
+            signal.signal(signum, old)
 
 
 def _now_iso() -> str:
@@ -527,7 +542,7 @@ def _fill(
         argv.append(f"--runtime={int(time_limit_s)}s")
 
     def on_status(s: StatusSample) -> None:
-        events.status(s.elapsed_s, 0.0, s.write_bytes / max(s.elapsed_s, 1e-3) / 1e6, 0.0)
+        events.status(s.elapsed_s, 0.0, s.write_bytes / max(s.elapsed_s, 1e-3) / 1e6, 0.0, s.write_bytes)
 
     report, _ = fio.run_job(argv, timeout_s=(time_limit_s or 3600) + 120, on_status=on_status, pass_fds=pass_fds)
     job = aggregate(report)

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, replace
 
 from disksleuth.analysis.ceilings import link_chain
+from disksleuth.analysis.health import no_smart_reason
 from disksleuth.analysis.sustained import findings as sustained_findings
 from disksleuth.analysis.verdicts import assess_run
 from disksleuth.errors import DisksleuthError, ToolMissing
@@ -67,17 +68,6 @@ def device_of(target: TargetInfo) -> Device:
     )
 
 
-# What each virtual transport is, to say why it has no health: smartctl needs a drive that answers ATA, SCSI
-# or NVMe commands, and a virtual disk passes none through (the drive behind virtio is the host's).
-_VIRTUAL_WHAT = {
-    "virtio": "virtio",
-    "loop": "a loop device",
-    "zram": "zram, compressed RAM",
-    "md": "md RAID: check its member disks",
-    "dm": "device-mapper: check the disk under it",
-}
-
-
 def health_not_read(target: TargetInfo) -> str | None:
     """Why check reads no drive health for this target, in one short phrase; None for a physical drive,
     where it tries (and a failure is a note of its own)."""
@@ -88,7 +78,7 @@ def health_not_read(target: TargetInfo) -> str | None:
         return None
     if disk.transport == "unknown":
         return f"{disk.name}'s transport is unknown, so SMART was not tried"
-    return f"no SMART on a virtual disk ({disk.name} is {_VIRTUAL_WHAT.get(disk.transport, disk.transport)})"
+    return no_smart_reason(disk) or f"no SMART on a virtual disk ({disk.name} is {disk.transport})"
 
 
 def where_of(target: TargetInfo) -> str | None:

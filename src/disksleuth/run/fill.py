@@ -23,6 +23,7 @@ from disksleuth.probe.fio_bwlog import read_bw_log
 from disksleuth.probe.fio_parse import aggregate
 from disksleuth.probe.target import fio_log_dir, remove_dead_fio_logs
 from disksleuth.profiles import MIB, JobPlan, fio_argv, shell_command
+from disksleuth.units import fmt_size
 
 if TYPE_CHECKING:
     from disksleuth.run.context import Events, Where
@@ -62,7 +63,7 @@ def _write(
             temps.append((round(sample.elapsed_s, 2), temp))
         points = series_from_samples(live)
         if points:
-            events.status(sample.elapsed_s, 0.0, points[-1].write_mbps, points[-1].iops)
+            events.status(sample.elapsed_s, 0.0, points[-1].write_mbps, points[-1].iops, sample.write_bytes)
 
     with fio_log_dir() as logs:
         argv = _argv(step, where, size, runtime_s, logs.prefix)
@@ -71,6 +72,16 @@ def _write(
         entries = read_bw_log(logs.prefix)
     shown = _argv(step, where, size, runtime_s, SHOWN_LOG_PREFIX, shown=True)
     return aggregate(report), samples, temps, entries, shown
+
+
+def _announcement(where: Where, limit_s: float) -> str:
+    """Said before the fill starts: it writes until its size or its time runs out, which by default is half
+    the free space (tens of GB in seconds on a fast drive), so the user learns both bounds first."""
+    return (
+        f"sustained fill: writes at most {fmt_size(where.region)} to {where.shown_path or where.path}, "
+        f"for at most {limit_s:,.0f} s "
+        "(--size and --max-time set smaller bounds)"
+    )
 
 
 def run_fill(
@@ -87,6 +98,7 @@ def run_fill(
     leftovers = remove_dead_fio_logs()
     for line in leftovers:
         events.warn(line)
+    events.message(_announcement(where, step.runtime_s))
     events.test_start(step.index, step.total, step.spec, step.runtime_s)
     job, samples, temps, entries, shown = _write(step, where, where.region, step.runtime_s, events, temperature)
     written = job.write.io_bytes if job.write else 0

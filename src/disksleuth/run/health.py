@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from disksleuth.analysis.health import health_findings
+from disksleuth.analysis.health import health_findings, no_smart_reason
 from disksleuth.errors import ParseError, UsageError
 from disksleuth.infile import read_user_file
 from disksleuth.model import Finding
 from disksleuth.model.run import Health
 from disksleuth.probe.block import device_node
-from disksleuth.probe.smart import read_health
+from disksleuth.probe.smart import NoSmartData, read_health
 from disksleuth.probe.smart_parse import MAX_SMARTCTL_JSON_BYTES, parse_smartctl_json
+from disksleuth.probe.target import device_for_path, inspect_target, node_kind
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,38 @@ def drive_health(device: str | None = None, from_smartctl: str | None = None) ->
         except ParseError as exc:
             raise ParseError(f"{from_smartctl}: {exc}") from None
     elif device:
-        health = read_health(device_node(device))
+        node = device_node(device)
+        _refuse_without_smart(node)
+        health = read_health(node)
     else:
         raise UsageError("give a DEVICE or --from-smartctl FILE")
     return HealthReport(health, health_findings(health))
+
+
+def _refuse_without_smart(node: str) -> None:
+    """What smartctl would only call "Unable to detect device type", said plainly before asking it: a
+    directory or file is not a drive (the disk behind it is named), and a virtual disk has no SMART (in
+    the words `check` uses). A character device (/dev/sg0, /dev/nvme0) goes to smartctl as given."""
+    kind = node_kind(node)
+    if kind == "block":
+        # The disk behind it first, as check's health line says it; then the device itself (a loop device
+        # over a file on a real drive has no SMART of its own either).
+        device, disk = device_for_path(node)
+        reason = next((r for d in (disk, device) if d and (r := no_smart_reason(d))), None)
+        if reason:
+            raise NoSmartData(f"{node}: {reason}")
+        return
+    if kind not in ("dir", "file"):
+        return
+    what = "a directory" if kind == "dir" else "a file"
+    target = inspect_target(node)
+    disk = target.disk
+    if disk is None:
+        raise UsageError(
+            f"{node} is {what}, not a block device, and no disk is behind it ({target.fstype or 'unknown'} file "
+            "system); health reads a drive: give its device (`disksleuth list` shows them)"
+        )
+    reason = no_smart_reason(disk)
+    if reason:
+        raise NoSmartData(f"{node} is {what}, not a block device; the disk behind it, {disk.path}, has {reason}")
+    raise UsageError(f"{node} is {what}, not a block device; the disk behind it is {disk.path}: health {disk.path}")

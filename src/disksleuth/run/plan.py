@@ -7,6 +7,7 @@ touches the target.
 
 from __future__ import annotations
 
+import errno
 import math
 from dataclasses import dataclass, replace
 
@@ -18,6 +19,33 @@ from disksleuth.units import fmt_bytes, fmt_size
 
 # Transports with no drive behind them to ask for SMART health.
 VIRTUAL = ("loop", "zram", "md", "dm", "virtio", "unknown")
+# The kernel's own file systems: views of its state or interfaces (proc(5), sysfs(5), cgroups(7), ...) with no
+# storage behind them, where a scratch file either cannot be made or would land in memory beside the kernel's
+# files (/dev is devtmpfs). tmpfs and ramfs are not here: memory-backed, but a legitimate (RAM) target.
+PSEUDO_FILESYSTEMS = frozenset(
+    {
+        "proc",
+        "sysfs",
+        "devtmpfs",
+        "devpts",
+        "cgroup",
+        "cgroup2",
+        "debugfs",
+        "tracefs",
+        "securityfs",
+        "configfs",
+        "pstore",
+        "bpf",
+        "efivarfs",
+        "mqueue",
+        "hugetlbfs",
+        "fusectl",
+        "binfmt_misc",
+        "nsfs",
+        "selinuxfs",
+        "rpc_pipefs",
+    }
+)
 MIN_SCRATCH_BYTES = 16 * MIB
 FREE_SPACE_SHARE = 0.9
 PREPARE_MAX_S = 120.0
@@ -228,14 +256,21 @@ def _offset(profile: Profile, size: int) -> int | None:
     return size // 2 // MIB * MIB if profile.second_half else None
 
 
-def _access_refusal(target: TargetInfo) -> str | None:
+def _access_refusal(target: TargetInfo, root: bool) -> str | None:
     """Why we cannot read the target at all, in one sentence, or None. (A directory we cannot write
-    to, or a read-only one, is told by the scratch file's creation, with the system's reason.)"""
+    to, or a read-only one, is told by the scratch file's creation, with the system's reason.)
+    The OS's own words; root is suggested only to who is not root, and only for a permission error."""
     if target.kind == "dir" or target.readable:
         return None
-    if target.kind == "block":
-        return f"cannot read {target.path}: permission denied; reading a raw device needs root (run with sudo)"
-    return f"cannot read {target.path}: permission denied"
+    why = target.read_error or "Permission denied"
+    line = f"cannot read {target.path}: {why}"
+    if target.read_errno is not None and target.read_errno in (errno.EACCES, errno.EPERM):
+        if root:
+            # root refused: not file permissions but something above them (container device rules, a security module)
+            return f"{line}, even as root"
+        if target.kind == "block":
+            return f"{line}; reading a raw device needs root (run with sudo)"
+    return line
 
 
 def _without_root(profile: Profile, physical: bool) -> tuple[str, ...]:
@@ -285,7 +320,12 @@ def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile, *, root
     """The plan for `profile` on `target`. `root`: whether we run as root (what needs it is said up front)."""
     _check_profile_options(opts, profile)
     writes_ok, notes, identity = write_permission(target, opts)
-    refusal = _access_refusal(target)
+    if target.kind != "block" and target.fstype in PSEUDO_FILESYSTEMS:
+        raise UsageError(
+            f"{target.path} is on {target.fstype}, a kernel pseudo file system, not a disk-backed one: there is no "
+            "storage to measure; give a directory or device on the disk to test"
+        )
+    refusal = _access_refusal(target, root)
     if refusal:
         raise EnvironmentProblem(refusal)
     if target.kind == "file":
