@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import sys
 import tomllib
 
 import pytest
@@ -143,3 +145,31 @@ def test_hostile_bundles_are_refused_under_the_system_python(tmp_path):
             assert REFUSED[case][1] in message, f"{case}: {message}"
     assert (victim / "pwned").read_text() == "original content\n"
     assert os.listdir(tmpdir) == []
+
+
+def test_license_is_an_spdx_expression_the_build_backend_takes():
+    """setuptools >= 77 warned twice per build that `license = { text = "MIT" }` is deprecated, padding the
+    set-up log quickstart shows on a failure; the SPDX string needs setuptools 77, so the build requires it."""
+    with open(os.path.join(REPO, "pyproject.toml"), "rb") as fh:
+        pyproject = tomllib.load(fh)
+    assert pyproject["project"]["license"] == "MIT"
+    setuptools = next(r for r in pyproject["build-system"]["requires"] if r.startswith("setuptools"))
+    assert not SpecifierSet(setuptools.removeprefix("setuptools")).contains("76.1.0")
+
+
+@pytest.mark.slow
+def test_building_the_package_gives_no_metadata_warning(tmp_path):
+    """A real build, as pip does it in quickstart (isolated, with the newest setuptools from the index)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(os.path.join(REPO, name), pkg)
+    shutil.copytree(SRC, pkg / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(tmp_path / "out"), str(pkg)]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    log = res.stdout + res.stderr
+    if res.returncode and "No matching distribution found for setuptools" in log:
+        pytest.skip("no package index reachable to fetch the build backend")
+    assert res.returncode == 0, log[-3000:]
+    assert "BuildBackendWarning" not in log and "project.license" not in log, log[-3000:]
+    assert [w.endswith(".whl") for w in os.listdir(tmp_path / "out")] == [True]
