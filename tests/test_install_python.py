@@ -173,3 +173,29 @@ def test_building_the_package_gives_no_metadata_warning(tmp_path):
     assert res.returncode == 0, log[-3000:]
     assert "BuildBackendWarning" not in log and "project.license" not in log, log[-3000:]
     assert [w.endswith(".whl") for w in os.listdir(tmp_path / "out")] == [True]
+
+
+def test_quickstart_makes_the_venv_with_the_system_python(tmp_path):
+    """A python3 earlier on PATH (pyenv's shims, conda, /usr/local) is not the one quickstart builds on:
+    the old loop took the first python3.13/3.12/3.11/python3 on PATH, here pyenv's 3.11.7 over Debian's."""
+    if not any(_version(p) and _version(p) >= (3, 11, 0) for p in ("/usr/bin/python3", "/usr/bin/python3.11")):
+        pytest.skip("no Python 3.11 or newer in /usr/bin")
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    for name in ("python3", "python3.11", "python3.12", "python3.13"):
+        (shims / name).write_text("#!/bin/sh\nexit 0\n")  # passes any version check it is given
+        (shims / name).chmod(0o755)
+    env = {"PATH": f"{shims}:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": str(tmp_path)}
+    res = subprocess.run(["bash", os.path.join(REPO, "quickstart"), "python"], env=env, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    python = res.stdout.strip()
+    assert python.startswith("/usr/bin/python3"), python
+    assert (_version(python) or (0, 0, 0)) >= (3, 11, 0)
+
+
+def test_ci_installs_with_a_plain_path():
+    """CI proves the README's install on a plain PATH, so a python3 found only through the caller's PATH
+    (pyenv on this machine) cannot hide a failure with the system's Python."""
+    with open(os.path.join(REPO, ".ci", "run")) as fh:
+        script = fh.read()
+    assert "env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin" in script and "./quickstart test" in script
