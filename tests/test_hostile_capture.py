@@ -182,19 +182,22 @@ def test_too_many_entries_are_refused_before_anything_is_extracted(cli, private_
     path = make_archive(str(tmp_path / "many.tar.gz"), [member(f"sys/f{i}", b"") for i in range(20 * cap)])
     headers: list[str] = []
     extracted: list[str] = []
-    read_header, extract = tarfile.TarInfo.fromtarfile.__func__, tarfile.TarFile.extract
+    read_header = tarfile.TarInfo.fromtarfile.__func__
+    from disksleuth.probe import capture
+
+    unpack = capture._unpack_member
 
     def counted_header(cls, tar):
         info = read_header(cls, tar)
         headers.append(info.name)
         return info
 
-    def counted_extract(self, member, *args, **kwargs):
-        extracted.append(getattr(member, "name", member))
-        return extract(self, member, *args, **kwargs)
+    def counted_unpack(tar, member, *args):
+        extracted.append(member.name)
+        return unpack(tar, member, *args)
 
     monkeypatch.setattr(tarfile.TarInfo, "fromtarfile", classmethod(counted_header))
-    monkeypatch.setattr(tarfile.TarFile, "extract", counted_extract)
+    monkeypatch.setattr(capture, "_unpack_member", counted_unpack)
     res = cli("list", "--sysfs-root", path)
     assert res.code == 2 and res.err.count("\n") == 1, res.err
     assert f"more than {cap:,} entries" in res.err

@@ -557,21 +557,57 @@ class _BoundedTarInfo(tarfile.TarInfo):
 
 
 def _name_refusal(member: tarfile.TarInfo) -> str | None:
-    """Why a member may not be unpacked at all, beyond what tarfile's "data" filter checks."""
+    """Why a member may not be unpacked at all. Only what `disksleuth capture` writes gets through:
+    directories, regular files and links that stay inside the bundle, with relative names and no special
+    mode bits. Checked here, member by member, rather than by tarfile's extraction filters (PEP 706),
+    which the Pythons Debian 12 (3.11.2) and Ubuntu 22.04 (3.11.0) ship do not have."""
     name = member.name.encode("utf-8", "surrogateescape")
     link = member.linkname.encode("utf-8", "surrogateescape")
     if len(name) > MAX_NAME_BYTES or len(link) > MAX_NAME_BYTES:
         return "a name longer than the kernel's PATH_MAX"
     if any(len(part) > MAX_COMPONENT_BYTES for part in name.split(b"/") + link.split(b"/")):
         return "a name part longer than the kernel's NAME_MAX"
+    if b"\0" in name or b"\0" in link:
+        return "a name with a NUL byte"
+    if member.name.startswith("/"):
+        return f"an absolute name ({member.name})"
+    if ".." in member.name.split("/"):
+        return f"a name that climbs out with .. ({member.name})"
+    if posixpath.normpath(member.name) == "." and not member.isdir():
+        return "an entry without a name"
+    if member.mode & 0o7000:
+        return f"a setuid, setgid or sticky bit ({member.name})"
     if member.islnk():
         return f"a hard link ({member.name}); `disksleuth capture` writes none"
     if member.issym():
-        # Textually, before any file system is involved: the data filter resolves links with realpath,
-        # which gives up past PATH_MAX (CVE-2025-4517 on Python < 3.11.13), so a chain of links could pass.
-        target = posixpath.normpath(posixpath.join(posixpath.dirname(member.name), member.linkname))
-        if posixpath.isabs(member.linkname) or target == ".." or target.startswith("../"):
-            return f"a link that leaves the bundle ({member.name} -> {member.linkname})"
+        return _link_refusal(member)
+    if member.isdir() or (member.isreg() and not member.issparse()):
+        return None if member.size >= 0 else f"a negative size ({member.name})"
+    kind = (
+        "a device node" if member.ischr() or member.isblk()
+        else "a FIFO" if member.isfifo()
+        else "a sparse file" if member.issparse()
+        else f"an entry of type {member.type!r}"
+    )
+    return f"{kind} ({member.name}); `disksleuth capture` writes only directories, files and links"
+
+
+def _link_refusal(member: tarfile.TarInfo) -> str | None:
+    """A link is kept only in the kernel's own form, some `..` then names (`../../devices/pci0000:00/...`),
+    and only when its `..` stay inside the bundle. Its directory is a real one (_refuse_linked_parent),
+    so each `..` climbs exactly one level there; the names after them descend, through real directories
+    or through links held to the same rule. So every link resolves inside the bundle, decided from the
+    text alone: no realpath, which gives up past PATH_MAX (how CVE-2025-4517 escaped the data filter)."""
+    target = member.linkname
+    parts = target.split("/")
+    ups = 0
+    while ups < len(parts) and parts[ups] == "..":
+        ups += 1
+    depth = posixpath.normpath(member.name).count("/")  # directories between the bundle's root and the link
+    if target.startswith("/") or ups > depth:
+        return f"a link that leaves the bundle ({member.name} -> {target})"
+    if not target or any(part in ("", ".", "..") for part in parts[ups:]):
+        return f"a link not of the kernel's form ../name ({member.name} -> {target})"
     return None
 
 
@@ -589,7 +625,7 @@ def _checked_members(tar: tarfile.TarFile, path: str) -> list[tarfile.TarInfo]:
         members.append(member)
         if len(members) > MAX_CAPTURE_ENTRIES:
             raise ParseError(f"{path} is not a plausible capture bundle: more than {MAX_CAPTURE_ENTRIES:,} entries")
-        unpacked += max(member.size, 0) if member.isfile() else 0
+        unpacked += member.size if member.isfile() else 0
         if unpacked > MAX_CAPTURE_BYTES:
             raise ParseError(
                 f"{path} is not a plausible capture bundle: it unpacks to more than "
@@ -608,8 +644,33 @@ def _refuse_linked_parent(dest: str, name: str, path: str) -> None:
         if os.path.islink(here):
             raise ParseError(f"{path} is not a plausible capture bundle: it makes a link inside a link ({name})")
     if os.path.lexists(os.path.join(dest, posixpath.normpath(name))):
-        # tarfile would replace it, or copy the link's target in its place when that fails.
         raise ParseError(f"{path} is not a plausible capture bundle: a link and a file share a name ({name})")
+
+
+def _unpack_member(tar: tarfile.TarFile, member: tarfile.TarInfo, dest: str, path: str) -> None:
+    """Make one checked member under dest ourselves: a directory 0755, a file 0644 with exactly its
+    data, a link with its checked target. Never as the archive says (no owner, mode or time from it),
+    never over an existing entry (O_EXCL) and never through a link (O_NOFOLLOW; links come last)."""
+    name = posixpath.normpath(member.name)
+    if name == ".":
+        return
+    target = os.path.join(dest, name)
+    try:
+        os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+        if member.issym():
+            os.symlink(member.linkname, target)
+        elif member.isdir():
+            if not os.path.isdir(target) or os.path.islink(target):
+                os.mkdir(target, 0o755)
+        else:
+            source = tar.extractfile(member)
+            if source is None:  # tarfile returns None only for what is not a file; checked above
+                raise ParseError(f"{path} is not a plausible capture bundle: {member.name} has no data")
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            with source, os.fdopen(os.open(target, flags, 0o644), "wb") as out:
+                shutil.copyfileobj(source, out, 64 * 1024)
+    except (FileExistsError, NotADirectoryError):
+        raise ParseError(f"{path} is not a plausible capture bundle: two entries share the name {name}") from None
 
 
 def _extract_capture(path: str, dest: str) -> None:
@@ -624,13 +685,13 @@ def _extract_capture(path: str, dest: str) -> None:
             members = _checked_members(tar, path)
             # Directories and files first, links last: nothing is ever written through a link the bundle
             # made (the escape of CVE-2025-4517 writes a file through such a link), and a link whose name
-            # a file or directory already took is refused. The "data" filter also refuses absolute names,
-            # "..", links that leave dest, and device nodes and FIFOs (PEP 706).
+            # a file or directory already took is refused. Never tarfile's extract or extractall: an
+            # archive from elsewhere gets no say in what is made, and no Python version changes that.
             for member in (m for m in members if not m.issym()):
-                tar.extract(member, dest, filter="data")
+                _unpack_member(tar, member, dest, path)
             for member in (m for m in members if m.issym()):
                 _refuse_linked_parent(dest, member.name, path)
-                tar.extract(member, dest, filter="data")
+                _unpack_member(tar, member, dest, path)
     except (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
         reason = " ".join(str(exc).split())[:200] or type(exc).__name__
         raise ParseError(f"{path} is not a readable capture bundle: {reason}") from None
