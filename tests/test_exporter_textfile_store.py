@@ -38,3 +38,13 @@ def test_a_store_not_made_yet_is_no_alarm(tmp_path):
     assert res.returncode == 0 and res.stderr == "" and "could not be read" not in res.stdout
     doc = json.loads(_textfile(tmp_path, tmp_path / "none.sqlite", "--json").stdout)["exporter"]
     assert doc["store_up"] is False and doc["store_error"]  # the gauge says 0 for it too
+
+
+def test_a_long_summary_off_a_terminal_is_one_line(tmp_path):
+    """Off a terminal a sentence is not wrapped: a long output path once split the summary over two lines."""
+    deep = tmp_path / ("d" * 200)
+    deep.mkdir()
+    res = _textfile(deep, tmp_path / "none.sqlite")
+    assert res.returncode == 0, res.stderr
+    (line,) = res.stdout.splitlines()
+    assert line.startswith(f"wrote {deep}/out/disksleuth.prom: ") and line.endswith("stored benchmark figures")

@@ -33,7 +33,11 @@ def test_sighup_during_bench_removes_scratch_and_exits_129(tmp_path):
         text=True,
     )
     try:
-        fios = _fio_children(proc.pid)
+        # The first fio child may be the version check, before the scratch directory exists: wait for both.
+        deadline = time.monotonic() + 30
+        fios: list[str] = []
+        while time.monotonic() < deadline and not (fios and os.listdir(tmp_path)):
+            fios = _fio_children(proc.pid, wait_s=1.0)
         assert fios, "fio should be running mid-run"
         assert os.listdir(tmp_path), "the scratch directory should exist mid-run"
         proc.send_signal(signal.SIGHUP)

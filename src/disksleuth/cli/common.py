@@ -24,12 +24,14 @@ def plain(message: object) -> str:
 
 
 def say(line: str) -> None:
-    """A sentence for people: wrapped between words at the terminal's width, taken literally (no markup)."""
+    """A sentence for people, taken literally (no markup): wrapped between words at a terminal's width; off a
+    terminal one line, as long as it is, so a log or grep gets it whole."""
     from rich.text import Text
 
     from disksleuth.present.text import console
 
-    console().print(Text(line))
+    out = console()
+    out.print(Text(line), soft_wrap=not out.is_terminal)
 
 
 def emit(env: Environment, payload: dict[str, Any]) -> None:
