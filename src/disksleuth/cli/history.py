@@ -7,7 +7,7 @@ import functools
 from collections.abc import Callable
 
 from disksleuth.cli import options
-from disksleuth.cli.common import EXIT_OK, emit, say
+from disksleuth.cli.common import EXIT_OK, emit, plain, say
 from disksleuth.cli.env import Environment
 from disksleuth.errors import SafetyRefusal, UsageError
 
@@ -237,4 +237,6 @@ def run_import(args: argparse.Namespace, env: Environment) -> int:
         if done.skipped:
             said += f"; skipped {len(done.skipped)} already stored (" + ", ".join(f"#{i}" for i in done.skipped) + ")"
         say(said)
+        if done.stored_unsaved_file:
+            say(plain(f"{done.stored_unsaved_file} is now in the store and can be deleted (it is kept until you do)"))
     return EXIT_OK

@@ -11,7 +11,15 @@ from disksleuth.analysis.compare import Comparison, compare
 from disksleuth.doc.run import with_sustained
 from disksleuth.errors import DisksleuthError, UsageError
 from disksleuth.model.run import Run
-from disksleuth.store.db import Store, keep_unsaved, parse_age_s, parse_run_ids, read_export_file, write_export
+from disksleuth.store.db import (
+    Store,
+    is_unsaved_file,
+    keep_unsaved,
+    parse_age_s,
+    parse_run_ids,
+    read_export_file,
+    write_export,
+)
 
 
 @dataclass(frozen=True)
@@ -135,10 +143,15 @@ def export_runs(db: str | None, runs: Sequence[str], output: str) -> list[dict[s
 class Imported:
     new_ids: list[int] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)  # already stored
+    # A file that keep_unsaved wrote, all of whose runs are now in the store: it may be deleted. It is left
+    # for the person to delete, never removed here: one wrong guess about a file would lose a measurement.
+    stored_unsaved_file: str | None = None
 
 
 def import_runs(db: str | None, path: str) -> Imported:
     docs = read_export_file(path)
     with Store(db, create=True) as store:  # all runs or none; a run already stored is skipped
         results = store.import_runs(docs)
-    return Imported([i for i, new in results if new], [i for i, new in results if not new])
+    # The transaction committed: every run of the file is stored (new, or found by its identity).
+    kept = path if results and len(results) == len(docs) and is_unsaved_file(path) else None
+    return Imported([i for i, new in results if new], [i for i, new in results if not new], kept)

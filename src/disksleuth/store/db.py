@@ -326,7 +326,8 @@ def resolve_url(text: str) -> str:
                 "--db postgresql://...: the PostgreSQL driver is not installed; pip install 'disksleuth[postgres]'"
             ) from None
         return "postgresql+psycopg://" + rest
-    raise UsageError(f"--db {redact_url(text)}: {scheme}:// is not supported; disksleuth stores results in {SUPPORTED}")
+    what = f"{scheme}:// is not supported" if scheme else "a URL needs a scheme"
+    raise UsageError(f"--db {redact_url(text)}: {what}; give {SUPPORTED}")
 
 
 # libpq's secret connection parameters (the ones PQconndefaults marks "*", shown hidden in its own
@@ -374,7 +375,15 @@ def redact_urls_in(text: str) -> str:
     def redacted(match: re.Match[str]) -> str:
         url = match.group()
         # A message of ours already shows the URL masked, often followed by ':' — leave it as it reads.
-        return url if _already_masked(url) else redact_url(url)
+        if _already_masked(url):
+            return url
+        # The punctuation after a URL that hides nothing is the sentence's, not the URL's: "--db http://...:"
+        # came out as "--db http://..." (the colon taken as an empty port, the URL unparseable). A URL
+        # with something to hide is masked whole, its last characters included.
+        bare = url.rstrip(":,;.)")
+        if bare != url and redact_url(bare) == bare:
+            return url
+        return redact_url(url)
 
     def quoted(match: re.Match[str]) -> str:
         # A quoted argument (argparse echoes repr()) is one URL even with a space or the other quote
@@ -1207,7 +1216,7 @@ def _decode_export(data: bytes, name: str) -> Any:
     take far more memory than any export's is refused as soon as that is clear, not after."""
     from disksleuth.doc import SCHEMA
     from disksleuth.doc.validate import MAX_DEPTH
-    from disksleuth.errors import ParseError
+    from disksleuth.errors import ParseError, json_problem
     from disksleuth.store import boundedjson
 
     not_export = f"{name}: not a disksleuth export (expected schema {SCHEMA} and a runs list)"
@@ -1218,7 +1227,7 @@ def _decode_export(data: bytes, name: str) -> Any:
     try:
         return boundedjson.loads(data, budget, MAX_DEPTH + _EXPORT_ENVELOPE_DEPTH)
     except boundedjson.JsonError as exc:
-        raise ParseError(f"{name}: not JSON ({exc.msg} at line {exc.lineno})") from None
+        raise ParseError(f"{name}: not JSON ({json_problem(exc.msg, exc.lineno)})") from None
     except boundedjson.Constant as exc:
         raise ParseError(f"{name}: not JSON ({exc.word} is not a number JSON allows)") from None
     except boundedjson.NotUtf8:
@@ -1300,10 +1309,22 @@ def write_export(path: str, docs: Sequence[dict[str, Any]]) -> None:
     write_private_text(path, json.dumps(export_bundle(docs), indent=1))
 
 
+def unsaved_dirs() -> tuple[str, str]:
+    """Where keep_unsaved puts a run the store refused: the data directory's, else the temporary one's."""
+    import tempfile
+
+    return os.path.join(data_dir(), "unsaved"), os.path.join(tempfile.gettempdir(), f"disksleuth-unsaved-{os.getuid()}")
+
+
+def is_unsaved_file(path: str) -> bool:
+    """Is this a file keep_unsaved wrote (it lies directly in one of its directories)?"""
+    folder = os.path.dirname(os.path.realpath(path))
+    return any(folder == os.path.realpath(d) for d in unsaved_dirs())
+
+
 def keep_unsaved(doc: dict[str, Any], tags: Sequence[str], note: str | None) -> str:
     """A run the store refused, kept as an export file (0600, in a 0700 directory) that `disksleuth import`
     reads: under the data directory (~/.local/share/disksleuth/unsaved), else the temporary directory."""
-    import tempfile
     import time
 
     run = {**doc["run"], "tags": list(tags), "note": note}
@@ -1311,8 +1332,7 @@ def keep_unsaved(doc: dict[str, Any], tags: Sequence[str], note: str | None) -> 
     stamp = time.strftime("%Y%m%d-%H%M%S")
     name = f"run-{stamp}-{(run.get('uuid') or uuid_mod.uuid4().hex)[:8]}.json"
     problems = []
-    fallback = os.path.join(tempfile.gettempdir(), f"disksleuth-unsaved-{os.getuid()}")
-    for folder in (os.path.join(data_dir(), "unsaved"), fallback):
+    for folder in unsaved_dirs():
         path = os.path.join(folder, name)
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)
