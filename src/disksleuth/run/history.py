@@ -107,8 +107,14 @@ def prune_runs(
 
 
 def load_runs(db: str | None, ids_text: Sequence[str], *, with_series: bool = True) -> list[dict[str, Any]]:
+    """The runs with these ids; with none given, the newest (the one `runs` lists first) alone."""
     ids = parse_run_ids(ids_text)
     with Store(db, create=False, read_only=True) as store:
+        if not ids:
+            newest, _total = store.list_runs(limit=1)
+            if not newest:
+                raise UsageError("no runs yet: `disksleuth check` or `disksleuth bench DIR` saves one")
+            ids = [int(newest[0]["id"])]
         return [with_sustained(store.load(i, with_series=with_series)) for i in ids]
 
 
