@@ -78,7 +78,7 @@ CASES: dict[tuple[str, ...], Case] = {
     ("runs", "delete"): Case(("2",), ("999999",)),
     ("runs", "prune"): Case(("--tag", "mixed"), ("--older-than", "soon")),
     ("fleet",): Case((), ("--db", "/nonexistent/dir/x.sqlite"), FINDINGS, FINDINGS),
-    ("show",): Case(("1",), ("999999",)),
+    ("show",): Case(("1",), ("999999",), bare_codes=frozenset({0})),  # no run: the newest
     ("compare",): Case(("3", "4"), ("1", "999999")),
     ("report",): Case(("2", "-o", "{tmp}/report.html"), ("999999", "-o", "{tmp}/report.html")),
     ("export",): Case(("1", "-o", "{tmp}/export.json"), ("999999", "-o", "{tmp}/export.json")),

@@ -81,8 +81,9 @@ def imported_run(tmp_path, cli, db_url, **run_fields) -> str:
     return res.out.split("#")[-1].strip()
 
 
-def test_markup_in_imported_strings_prints_literally(cli, tmp_path, db_url):
+def test_markup_in_imported_strings_prints_literally(cli, tmp_path, db_url, monkeypatch):
     run_id = imported_run(tmp_path, cli, db_url, tags=[MARKUP, TAG_MARKUP], note=f"note {MARKUP}{ESCAPES}")
+    monkeypatch.setenv("COLUMNS", "400")  # runs fits its cells to the width: room for the tags whole
     res = cli("runs", "--db", db_url)
     assert res.code == 0, res.err
     assert MARKUP in res.out and TAG_MARKUP in res.out

@@ -71,6 +71,13 @@ def first_line(exc: object) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
+def json_problem(msg: str, lineno: int) -> str:
+    """json's own words for what is wrong, and where: "Expecting ',' delimiter at line 3". Some of its
+    messages already end in "at" ("Unterminated string starting at"): those are not given a second one."""
+    msg = msg.rstrip()
+    return f"{msg} line {lineno}" if msg.endswith(" at") else f"{msg} at line {lineno}"
+
+
 def summarise_stderr(stderr: str, max_lines: int = 3) -> str:
     """The last few meaningful lines of a tool's stderr, joined on one line."""
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]

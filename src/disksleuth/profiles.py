@@ -35,6 +35,10 @@ class TestSpec:
         return self.rw in WRITE_RW
 
 
+# fio's start and stop around each test (docs/PERFORMANCE.md: 0.29 s a test, measured on the standard profile).
+FIO_START_STOP_S = 0.3
+
+
 @dataclass(frozen=True)
 class Profile:
     name: str
@@ -59,6 +63,28 @@ class Profile:
     # share of the free space rather than scratch_size_bytes.
     prefill: bool = True
     scratch_free_share: float | None = None
+
+    def expected_seconds(self) -> tuple[float, float] | None:
+        """(shortest, longest) its tests take at their default lengths, reads and writes: each test's ramp,
+        fio's start and stop, and measuring between its minimum and its maximum (or the profile's shared
+        budget); twice with a RAM reference. None when a test runs until its size is written (sustained)."""
+        if any(not t.time_based for t in self.tests):
+            return None
+        overhead = len(self.tests) * (self.ramp_s + FIO_START_STOP_S)
+        shortest = sum(self.min_seconds(t) for t in self.tests)
+        longest = sum(self.max_runtime_s or self.runtime_s for t in self.tests)
+        if self.measure_budget_s is not None:
+            longest = min(longest, self.measure_budget_s)
+        passes = 2 if self.reference else 1
+        return passes * (overhead + shortest), passes * (overhead + longest)
+
+    def expected_duration(self) -> str:
+        """How long its tests take, in words for --help: "about 9-15 s"."""
+        span = self.expected_seconds()
+        if span is None:
+            return f"at most {self.runtime_s / 60:g} min by default"
+        low, high = (round(v) for v in span)
+        return f"about {low}-{high} s" if high > low else f"about {low} s"
 
     def min_seconds(self, spec: TestSpec) -> float:
         minimum = self.min_write_runtime_s if spec.writes and self.min_write_runtime_s else self.min_runtime_s

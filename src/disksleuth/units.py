@@ -243,14 +243,20 @@ def fmt_bytes(n: int | None) -> str:
 
 
 def fmt_size(n: int | None) -> str:
-    """A tested size: '300 MiB (314.6 MB)' when it is a whole number of MiB/GiB/TiB (a bare `--size 300M` is
-    binary), so the binary figure is labelled and the decimal one is there too; otherwise fmt_bytes."""
+    """A tested or requested size: '300 MiB (314.6 MB)' when it is a whole number of KiB/MiB/GiB/TiB (a bare
+    `--size 300M` or `1K` is binary), so the binary figure is labelled and the decimal one is there too
+    ('1 KiB (1,024 bytes)', never '1.0 kB'); an odd size under a megabyte in bytes; otherwise fmt_bytes."""
     if n is None:
         return "?"
-    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20)):
-        if n >= scale and n % scale == 0 and n % 10**6:
-            decimal = f"{n / 1e9:,.2f} GB" if n >= 10**10 else f"{n / 1e6:,.1f} MB"
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % scale == 0 and n % (10**6 if n >= 10**6 else 10**3):
+            if n < 10**6:
+                decimal = f"{n:,} bytes"
+            else:
+                decimal = f"{n / 1e9:,.2f} GB" if n >= 10**10 else f"{n / 1e6:,.1f} MB"
             return f"{n // scale:,} {unit} ({decimal})"
+    if n < 10**6 and n % 1000:
+        return f"{n:,} bytes"  # 1.5K: "1,536 bytes", where "1.5 kB" would be neither what was given nor exact
     return fmt_bytes(n)
 
 

@@ -95,7 +95,9 @@ def build_parser(env: Environment | None = None) -> argparse.ArgumentParser:
 
     def add(name: str, func: Command, help_text: str) -> argparse.ArgumentParser:
         # argparse %-formats help strings (not descriptions): a bare % would crash --help.
-        p = sub.add_parser(name, help=help_text.replace("%", "%%"), description=help_text)
+        p = sub.add_parser(
+            name, help=help_text.replace("%", "%%"), description=help_text, formatter_class=options.HelpFormatter
+        )
         p.set_defaults(func=func)
         p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=options.JSON_HELP)
         p.add_argument("--no-color", action="store_true", default=argparse.SUPPRESS, help=options.NO_COLOR_HELP)

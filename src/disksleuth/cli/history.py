@@ -7,7 +7,7 @@ import functools
 from collections.abc import Callable
 
 from disksleuth.cli import options
-from disksleuth.cli.common import EXIT_OK, emit, say, wrote
+from disksleuth.cli.common import EXIT_OK, emit, plain, say, wrote
 from disksleuth.cli.env import Environment
 from disksleuth.errors import SafetyRefusal, UsageError
 
@@ -36,9 +36,14 @@ def register(add: AddCommand) -> None:
     )
     options.add_db(p)
 
-    p = add("show", run_show, "one saved run")
-    p.add_argument("run", metavar="RUN")
+    p = add("show", run_show, "one saved run (the newest when no RUN is given)")
+    p.add_argument("run", nargs="?", metavar="RUN", help="run id (see `disksleuth runs`); default: the newest run")
     p.add_argument("--commands", action="store_true", help="print each test's fio command line")
+    p.add_argument(
+        "--grid",
+        action="store_true",
+        help="Read/Write MB/s per test in plain text, as CrystalDiskMark results are shared",
+    )
     options.add_db(p)
 
     p = add("compare", run_compare, "saved runs side by side, with ratios or % of a reference")
@@ -48,8 +53,8 @@ def register(add: AddCommand) -> None:
     p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table")
     options.add_db(p)
 
-    p = add("report", run_report, "a self-contained HTML report with plots")
-    p.add_argument("runs", nargs="*", metavar="RUN")
+    p = add("report", run_report, "a self-contained HTML report with plots (of the newest run when no RUN is given)")
+    p.add_argument("runs", nargs="*", metavar="RUN", help="run ids (see `disksleuth runs`); default: the newest run")
     p.add_argument("--fleet", action="store_true", help="report on every host and device in the store instead")
     p.add_argument("--host", metavar="H", help="with --fleet: only this host")
     p.add_argument("-o", "--output", required=True, metavar="report.html")
@@ -139,12 +144,22 @@ def _agree_to_prune(found: list[tuple[int, str]], *, env: Environment, json: boo
 def run_show(args: argparse.Namespace, env: Environment) -> int:
     from disksleuth.run.history import load_runs
 
-    (doc,) = load_runs(args.db, [args.run])
+    if args.grid and (args.json or args.commands):
+        raise UsageError("--grid is plain text for pasting: leave out --json and --commands")
+    (doc,) = load_runs(args.db, [args.run] if args.run else [])
     if args.json:
         emit(env, doc)
+    elif args.grid:
+        from disksleuth.present.grid_view import render_grid
+
+        if not args.run:  # on stderr: the grid on stdout is for pasting as it is
+            print(f"disksleuth: no run given: the newest, #{doc['run']['id']}", file=env.stderr)
+        env.stdout.write(render_grid(doc))
     else:
         from disksleuth.present.history_view import render_stored_run
 
+        if not args.run:
+            say(f"No run given: the newest, #{doc['run']['id']} (`disksleuth show ID` shows another).")
         render_stored_run(doc, show_commands=args.commands)
     return EXIT_OK
 
@@ -181,8 +196,6 @@ def _write_output(path: str, text: str) -> None:
 def run_report(args: argparse.Namespace, env: Environment) -> int:
     if args.fleet:
         return _fleet_report(args, env)
-    if not args.runs:
-        raise UsageError("give the runs to report on (see `disksleuth runs`), or --fleet")
     from disksleuth.present.report import render_report
     from disksleuth.run.history import load_runs
 
@@ -190,7 +203,8 @@ def run_report(args: argparse.Namespace, env: Environment) -> int:
     text = render_report(docs)
     _write_output(args.output, text)
     ids = [d["run"]["id"] for d in docs]
-    line = f"wrote {{path}} ({len(text) // 1024} KiB, runs {', '.join(str(i) for i in ids)})"
+    which = f"the newest run, #{ids[0]}" if not args.runs else "runs " + ", ".join(str(i) for i in ids)
+    line = f"wrote {{path}} ({len(text) // 1024} KiB, {which})"
     wrote(env, args.output, line, {"report": {"path": args.output, "runs": ids, "bytes": len(text)}}, args.json)
     return EXIT_OK
 
@@ -232,4 +246,6 @@ def run_import(args: argparse.Namespace, env: Environment) -> int:
         if done.skipped:
             said += f"; skipped {len(done.skipped)} already stored (" + ", ".join(f"#{i}" for i in done.skipped) + ")"
         say(said)
+        if done.stored_unsaved_file:
+            say(plain(f"{done.stored_unsaved_file} is now in the store and can be deleted (it is kept until you do)"))
     return EXIT_OK

@@ -7,7 +7,6 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from disksleuth import PROFILE_NAMES
 from disksleuth.cli import options
 from disksleuth.cli.common import emit, exit_for, plain, say
 from disksleuth.cli.env import Environment
@@ -19,14 +18,14 @@ AddCommand = Callable[..., argparse.ArgumentParser]
 def register(add: AddCommand) -> None:
     p = add("check", run_check, "the main job: link chain, health, a short benchmark, then a verdict")
     p.add_argument("target", nargs="?", metavar="TARGET", help="directory, file or device (default: here)")
-    p.add_argument("--profile", default="quick", choices=PROFILE_NAMES, help="test set (default: quick)")
+    options.add_profile(p)
     options.add_measuring(p)
 
 
 def register_bench(add: AddCommand) -> None:
     p = add("bench", run_bench, "measure a directory, file or block device with fio")
     p.add_argument("target", metavar="TARGET", help="directory (a scratch file is used), file or block device")
-    p.add_argument("--profile", default="quick", choices=PROFILE_NAMES, help="test set (default: quick)")
+    options.add_profile(p)
     options.add_measuring(p)
     p.add_argument("--precondition", action="store_true", help="flash profile: fill the region twice first")
     p.add_argument(

@@ -47,3 +47,44 @@ def add_measuring(p: argparse.ArgumentParser) -> None:
     p.add_argument("--commands", action="store_true", help="print each test's fio command line")
     p.add_argument("--destructive", action="store_true", help="allow write tests on a device or existing file")
     p.add_argument("--yes", action="store_true", help="do not ask before destructive writes (needed without a TTY)")
+
+
+def profile_help() -> str:
+    """--profile's help, one line per profile, from profiles.py: what it runs and how long it takes."""
+    from disksleuth.profiles import PROFILES
+
+    width = max(len(name) for name in PROFILES)
+    lines = [f"  {p.name:<{width}}  {p.description} ({p.expected_duration()})" for p in PROFILES.values()]
+    return "\n".join(
+        [
+            "test set (default: quick):",
+            *lines,
+            "Times are for the tests at their default lengths, reads and writes; a scratch file is laid out first.",
+        ]
+    )
+
+
+def add_profile(p: argparse.ArgumentParser) -> None:
+    from disksleuth import PROFILE_NAMES
+
+    # argparse %-formats help strings: riscos's "% of a RAM-backed reference" would crash --help.
+    shown = profile_help().replace("%", "%%")
+    p.add_argument("--profile", default="quick", choices=PROFILE_NAMES, metavar="P", help=shown)
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's, but a help text's own line breaks are kept (--profile lists one profile a line); each line
+    is wrapped to the width, its continuation indented under its text."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import re
+        import textwrap
+
+        lines: list[str] = []
+        for line in text.splitlines():
+            # An indented "name  text" line continues under its text; any other line under itself.
+            named = re.match(r"\s+\S+\s{2,}", line)
+            hang = " " * (len(named.group()) if named else len(line) - len(line.lstrip()))
+            lines.extend(textwrap.wrap(line, width, subsequent_indent=hang, break_on_hyphens=False) or [""])
+        return lines
+

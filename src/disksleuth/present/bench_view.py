@@ -316,6 +316,8 @@ def render_run(run: Run, show_commands: bool = False) -> None:
         for note in t.notes:
             if len(short) > 1 and note.startswith(_NOT_SURE):
                 continue  # said once below, for all of them
+            if t.sustained is not None and t.sustained.reason and note.endswith(t.sustained.reason):
+                continue  # the fill's "too short to judge: ..." note: its section above just said it
             out.print(f"[dim]{safe_text(t.id)}: {safe_text(note)}[/dim]")
     if len(short) > 1:
         target = next((t.precision_target_pct for t in run.tests if t.precision_target_pct is not None), None)

@@ -4,42 +4,127 @@ from __future__ import annotations
 
 from typing import Any
 
-RUNS_SUMMARY_WIDTH = 70  # characters of each summary in the `runs` table; show and --json have it whole
+# The `runs` table fits the terminal, one line per run: (header, justify, keep rank, narrowest width).
+# A column with a narrowest width is shortened to fit (a path in the middle, text at a word, with an
+# ellipsis); one without is never cut. Rank 0 columns always stay; the others join, most useful first
+# (profile, tags, host, then kind, which the profile mostly says), while their narrowest widths fit.
+RUNS_COLUMNS: tuple[tuple[str, str, int, int | None], ...] = (
+    ("id", "right", 0, None),
+    ("started", "left", 0, None),
+    ("host", "left", 3, 8),
+    ("kind", "left", 4, None),
+    ("profile", "left", 1, None),
+    ("device", "left", 0, 10),
+    ("target", "left", 0, 16),
+    ("tags", "left", 2, 8),
+    ("summary", "left", 0, 28),
+)
+# Spare columns go to these, in turn, up to each one's whole text (or the cap): the short names
+# first, then a readable target and summary, then the rest of both.
+_RUNS_GROW: tuple[tuple[str, int | None], ...] = (
+    ("device", None),
+    ("host", None),
+    ("tags", None),
+    ("target", 32),
+    ("summary", 48),
+    ("target", None),
+    ("summary", None),
+)
+_GAP = 2  # columns between two cells
+
+
+def fit_runs_columns(rows: list[list[str]], width: int) -> dict[str, int]:
+    """The width of each column shown (by header) for `rows` of cells in RUNS_COLUMNS order, in at most
+    `width` columns when that is possible at all."""
+    natural = {
+        header: max([len(header), *(len(row[i]) for row in rows)])
+        for i, (header, _justify, _rank, _narrowest) in enumerate(RUNS_COLUMNS)
+    }
+    narrowest = {
+        header: natural[header] if least is None else min(natural[header], max(len(header), least))
+        for header, _justify, _rank, least in RUNS_COLUMNS
+    }
+    # A column empty in every row (no run has tags) joins last.
+    empty = {header for i, (header, _j, _r, _n) in enumerate(RUNS_COLUMNS) if not any(row[i] for row in rows)}
+    optional = sorted((header in empty, rank, header) for header, _j, rank, _n in RUNS_COLUMNS if rank)
+    widths = {header: narrowest[header] for header, _j, rank, _n in RUNS_COLUMNS if not rank}
+
+    def used() -> int:
+        return sum(widths.values()) + _GAP * (len(widths) - 1)
+
+    for *_order, header in optional:
+        if used() + _GAP + narrowest[header] <= width:
+            widths[header] = narrowest[header]
+    widths = {header: widths[header] for header, _j, _r, _n in RUNS_COLUMNS if header in widths}
+    if used() > width:  # a very narrow terminal: the summary gives what it can, down to a word or two
+        widths["summary"] = max(len("summary"), widths["summary"] - (used() - width))
+    for header, cap in _RUNS_GROW:
+        if header in widths:
+            goal = natural[header] if cap is None else min(natural[header], cap)
+            widths[header] = max(widths[header], min(goal, widths[header] + width - used()))
+    return widths
 
 
 def render_runs(rows: list[dict[str, Any]], total: int, stored: int) -> None:
     from rich.table import Table
+    from rich.text import Text
 
-    from disksleuth.present.text import clip_words, console, safe_text
+    from disksleuth.present.text import clip_name, clip_path, clip_words, console, safe_text
 
+    out = console()
     if not rows:
         if stored:
-            console().print(f"No runs match ({stored} stored; `disksleuth runs` lists them all).")
+            out.print(f"No runs match ({stored} stored; `disksleuth runs` lists them all).")
         else:
-            console().print("No runs yet. `disksleuth check` or `disksleuth bench DIR` saves one.")
+            out.print("No runs yet. `disksleuth check` or `disksleuth bench DIR` saves one.")
         return
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for col in ("id", "started", "host", "kind", "profile", "device", "target", "tags", "summary"):
-        table.add_column(col, justify="right" if col == "id" else "left", overflow="fold")
-    summaries = [clip_words(str(r["summary"] or ""), RUNS_SUMMARY_WIDTH) for r in rows]
-    for r, summary in zip(rows, summaries, strict=True):
-        cells = (
-            str(r["id"]),
-            str(r["started_at"] or "")[:16].replace("T", " "),
-            r["hostname"] or "",
-            r["kind"] or "",
-            r["profile"] or "",
-            r["device_model"] or r["device_name"] or "",
-            r["target"] or "",
-            ", ".join(str(t) for t in r["tags"]),
-            summary,
-        )
-        table.add_row(*(safe_text(cell) for cell in cells))
-    console().print(table)
-    if any(s.endswith("…") for s in summaries):
-        console().print("[dim]… summary cut: `disksleuth show ID` (or runs --json) has it whole[/dim]")
+    cells = [
+        [
+            safe_text(cell, markup=False)
+            for cell in (
+                str(r["id"]),
+                str(r["started_at"] or "")[:16].replace("T", " "),
+                r["hostname"] or "",
+                r["kind"] or "",
+                r["profile"] or "",
+                r["device_model"] or r["device_name"] or "",
+                r["target"] or "",
+                ", ".join(str(t) for t in r["tags"]),
+                " ".join(str(r["summary"] or "").split()),
+            )
+        ]
+        for r in rows
+    ]
+    widths = fit_runs_columns(cells, out.width)
+    shown = [(i, header) for i, (header, _j, _r, _n) in enumerate(RUNS_COLUMNS) if header in widths]
+    clip = {"target": clip_path, "summary": clip_words}
+
+    def fitted() -> list[list[str]]:
+        return [[clip.get(header, clip_name)(row[i], widths[header]) for i, header in shown] for row in cells]
+
+    table_cells = fitted()
+    # A path or name cut at a boundary may come out shorter than its column: what it leaves goes to the summary.
+    for n, (_i, header) in enumerate(shown[:-1]):
+        widths[header] = max(len(header), *(len(row[n]) for row in table_cells))
+    widths["summary"] = out.width - sum(w for h, w in widths.items() if h != "summary") - _GAP * (len(widths) - 1)
+    table_cells = fitted()
+    table = Table(box=None, header_style="bold", pad_edge=False, show_edge=False)
+    for i, header in shown:
+        table.add_column(header, justify="right" if RUNS_COLUMNS[i][1] == "right" else "left")
+    for row in table_cells:
+        table.add_row(*(Text(cell, no_wrap=True, overflow="ellipsis") for cell in row))
+    out.print(table)
+    hidden = [
+        header
+        for i, (header, _j, _r, _n) in enumerate(RUNS_COLUMNS)
+        if header not in widths and any(row[i] for row in cells)
+    ]
+    if hidden:
+        out.print(f"[dim]hidden at {out.width} columns: {', '.join(hidden)} (runs --json has every field)[/dim]")
+    if any(row[-1] != full[-1] for row, full in zip(table_cells, cells, strict=True)):
+        out.print("[dim]… summary cut: `disksleuth show ID` (or runs --json) has it whole[/dim]")
     if total > len(rows):
-        console().print(f"[dim]showing the newest {len(rows)} of {total} runs; --limit 0 shows all[/dim]")
+        out.print(f"[dim]showing the newest {len(rows)} of {total} runs; --limit 0 shows all[/dim]")
 
 
 def render_stored_run(doc: dict[str, Any], show_commands: bool = False) -> None:

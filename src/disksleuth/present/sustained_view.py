@@ -26,7 +26,12 @@ def render_sustained(s: Sustained) -> None:
             f"{p.mbps:>9,.1f} MB/s  ({p.end_s - p.start_s:,.2f} s){cliff}"
         )
     if not s.judged:
-        out.print(f"  [yellow]not judged[/yellow]: {escape(s.reason)}")
+        # The reason names itself ("too short to judge: 1 bandwidth-log window ..."): no "not judged:" before it.
+        head, _, rest = s.reason.partition(": ")
+        if rest and "judge" in head:
+            out.print(f"  [yellow]{escape(head)}[/yellow]: {escape(rest)}")
+        else:
+            out.print(f"  [yellow]not judged[/yellow]: {escape(s.reason)}")
     elif s.cause == "cache" and s.cache_exhausted_at_bytes is not None:
         out.print(
             f"  write cache ran out after {_size(s.cache_exhausted_at_bytes)}: {s.burst_mbps:,.0f} MB/s, then "
@@ -38,7 +43,10 @@ def render_sustained(s: Sustained) -> None:
             f"{s.sustained_mbps:,.0f} MB/s ({escape(s.reason)})"
         )
     else:
-        out.print(f"  no cliff: {s.sustained_mbps or 0:,.0f} MB/s throughout ({escape(s.reason)})")
+        out.print(
+            f"  no cliff within the {_size(s.written_bytes)} written: {s.sustained_mbps or 0:,.0f} MB/s throughout "
+            f"({escape(s.reason)})"
+        )
     from disksleuth.analysis.sustained import findings
 
     for f in findings(s):

@@ -301,6 +301,51 @@ def clip_words(text: str, width: int) -> str:
     return " ".join(kept).rstrip(",;:(") + "…"
 
 
+_NAME_BREAKS = " -_./:,"  # where a name or path component may be cut: after one of these, never inside a word
+
+
+def clip_name(text: str, width: int) -> str:
+    """A name (a model, a host, tags) cut to at most width characters with an ellipsis, after a space,
+    dash, dot or the like. Only a word longer than half the width is cut inside: nothing else could fit."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    room = width - 1  # one column for the ellipsis
+    cut = max((i + 1 for i, char in enumerate(text[:room]) if char in _NAME_BREAKS), default=0)
+    kept = text[:cut].rstrip() if cut >= room // 2 else text[:room]
+    return kept + "…"
+
+
+def clip_path(path: str, width: int) -> str:
+    """A path cut to at most width characters in the middle, at directory boundaries
+    ("/srv/…/library/scratch"): the file or directory at the end and the start of the path say the most.
+    A last component too long even alone is cut as a name ("…/disksleuth-…")."""
+    if len(path) <= width:
+        return path
+    parts = path.split("/")
+
+    def joined(head: int, tail: int) -> str:
+        return "/".join([*parts[:head], "…", *parts[len(parts) - tail :]])
+
+    if len(parts) < 2 or len(joined(0, 1)) > width:
+        return "…/" + clip_name(parts[-1], width - 2) if width > 3 and len(parts) > 1 else clip_name(path, width)
+    head, tail = 0, 1
+    prefer_head = True
+    while True:
+        tries = [(head + 1, tail), (head, tail + 1)]
+        if not prefer_head:
+            tries.reverse()
+        grown = next(
+            ((h, t) for h, t in tries if h + t < len(parts) and len(joined(h, t)) <= width),
+            None,
+        )
+        if grown is None:
+            return joined(head, tail)
+        prefer_head = grown[0] == head  # alternate: a component from the start, then one from the end
+        head, tail = grown
+
+
 def render_links(statuses: list[LinkStatus]) -> None:
     out = console()
     # (header, justify, drop rank): the BDF, the negotiated and capable links and the flag always stay.

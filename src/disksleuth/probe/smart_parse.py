@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from disksleuth.errors import ParseError
+from disksleuth.errors import ParseError, json_problem
 from disksleuth.model.run import Health, LbaFormat
 from disksleuth.probe.smart_attributes import parse_attributes, parse_latest_self_test
 
@@ -178,7 +178,8 @@ def load_json(text: str, what: str, hint: str = "") -> Any:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         if text.lstrip().startswith(("{", "[")):
-            raise ParseError(f"the {what} JSON is truncated or malformed ({exc.msg} at line {exc.lineno})") from None
+            problem = json_problem(exc.msg, exc.lineno)
+            raise ParseError(f"the {what} JSON is truncated or malformed ({problem})") from None
         raise ParseError(f"this is not {what} JSON output{hint}") from None
     except RecursionError:
         raise ParseError(f"the {what} JSON is nested too deeply") from None

@@ -13,7 +13,7 @@ from disksleuth.errors import DisksleuthError, UsageError
 from disksleuth.model.run import Run
 from disksleuth.run.selection import parse_age_s, parse_run_ids
 from disksleuth.store.db import Store
-from disksleuth.store.files import keep_unsaved, read_export_file, write_export
+from disksleuth.store.files import is_unsaved_file, keep_unsaved, read_export_file, write_export
 
 
 @dataclass(frozen=True)
@@ -101,8 +101,14 @@ def prune_runs(
 
 
 def load_runs(db: str | None, ids_text: Sequence[str], *, with_series: bool = True) -> list[dict[str, Any]]:
+    """The runs with these ids; with none given, the newest (the one `runs` lists first) alone."""
     ids = parse_run_ids(ids_text)
     with Store(db, create=False, read_only=True) as store:
+        if not ids:
+            newest, _total = store.list_runs(limit=1)
+            if not newest:
+                raise UsageError("no runs yet: `disksleuth check` or `disksleuth bench DIR` saves one")
+            ids = [int(newest[0]["id"])]
         return [with_sustained(store.load(i, with_series=with_series)) for i in ids]
 
 
@@ -144,10 +150,15 @@ def export_runs(db: str | None, runs: Sequence[str], output: str) -> list[dict[s
 class Imported:
     new_ids: list[int] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)  # already stored
+    # A file that keep_unsaved wrote, all of whose runs are now in the store: it may be deleted. It is left
+    # for the person to delete, never removed here: one wrong guess about a file would lose a measurement.
+    stored_unsaved_file: str | None = None
 
 
 def import_runs(db: str | None, path: str) -> Imported:
     docs = read_export_file(path)
     with Store(db, create=True) as store:  # all runs or none; a run already stored is skipped
         results = store.import_runs(docs)
-    return Imported([i for i, new in results if new], [i for i, new in results if not new])
+    # The transaction committed: every run of the file is stored (new, or found by its identity).
+    kept = path if results and len(results) == len(docs) and is_unsaved_file(path) else None
+    return Imported([i for i, new in results if new], [i for i, new in results if not new], kept)

@@ -18,6 +18,8 @@ import sys
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public, missing from typeshed
 from typing import Any
 
+from disksleuth.errors import json_problem
+
 _WS = re.compile(rb"[ \t\n\r]*")
 _WS_BYTES = (b" ", b"\t", b"\n", b"\r")
 _NUMBER = re.compile(rb"(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?")
@@ -54,7 +56,7 @@ class JsonError(ValueError):
         self.msg = msg
         self.pos = pos
         self.lineno = data.count(b"\n", 0, pos) + 1
-        super().__init__(f"{msg} at line {self.lineno}")
+        super().__init__(json_problem(msg, self.lineno))
 
 
 class NotUtf8(ValueError):

@@ -10,7 +10,7 @@ import uuid as uuid_mod
 from collections.abc import Sequence
 from typing import Any
 
-from disksleuth.errors import ParseError, StoreError, UsageError, first_line
+from disksleuth.errors import ParseError, StoreError, UsageError, first_line, json_problem
 from disksleuth.store.documents import now_stamp, without_health_serials
 from disksleuth.store.urls import data_dir
 
@@ -47,7 +47,7 @@ def _decode_export(data: bytes, name: str) -> Any:
     try:
         return boundedjson.loads(data, budget, MAX_DEPTH + _EXPORT_ENVELOPE_DEPTH)
     except boundedjson.JsonError as exc:
-        raise ParseError(f"{name}: not JSON ({exc.msg} at line {exc.lineno})") from None
+        raise ParseError(f"{name}: not JSON ({json_problem(exc.msg, exc.lineno)})") from None
     except boundedjson.Constant as exc:
         raise ParseError(f"{name}: not JSON ({exc.word} is not a number JSON allows)") from None
     except boundedjson.NotUtf8:
@@ -127,10 +127,22 @@ def write_export(path: str, docs: Sequence[dict[str, Any]]) -> None:
     write_private_text(path, json.dumps(export_bundle(docs), indent=1))
 
 
+def unsaved_dirs() -> tuple[str, str]:
+    """Where keep_unsaved puts a run the store refused: the data directory's, else the temporary one's."""
+    import tempfile
+
+    return os.path.join(data_dir(), "unsaved"), os.path.join(tempfile.gettempdir(), f"disksleuth-unsaved-{os.getuid()}")
+
+
+def is_unsaved_file(path: str) -> bool:
+    """Is this a file keep_unsaved wrote (it lies directly in one of its directories)?"""
+    folder = os.path.dirname(os.path.realpath(path))
+    return any(folder == os.path.realpath(d) for d in unsaved_dirs())
+
+
 def keep_unsaved(doc: dict[str, Any], tags: Sequence[str], note: str | None) -> str:
     """A run the store refused, kept as an export file (0600, in a 0700 directory) that `disksleuth import`
     reads: under the data directory (~/.local/share/disksleuth/unsaved), else the temporary directory."""
-    import tempfile
     import time
 
     run = {**doc["run"], "tags": list(tags), "note": note}
@@ -138,8 +150,7 @@ def keep_unsaved(doc: dict[str, Any], tags: Sequence[str], note: str | None) -> 
     stamp = time.strftime("%Y%m%d-%H%M%S")
     name = f"run-{stamp}-{(run.get('uuid') or uuid_mod.uuid4().hex)[:8]}.json"
     problems = []
-    fallback = os.path.join(tempfile.gettempdir(), f"disksleuth-unsaved-{os.getuid()}")
-    for folder in (os.path.join(data_dir(), "unsaved"), fallback):
+    for folder in unsaved_dirs():
         path = os.path.join(folder, name)
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)

@@ -51,7 +51,8 @@ def resolve_url(text: str) -> str:
                 "--db postgresql://...: the PostgreSQL driver is not installed; pip install 'disksleuth[postgres]'"
             ) from None
         return "postgresql+psycopg://" + rest
-    raise UsageError(f"--db {redact_url(text)}: {scheme}:// is not supported; disksleuth stores results in {SUPPORTED}")
+    what = f"{scheme}:// is not supported" if scheme else "a URL needs a scheme"
+    raise UsageError(f"--db {redact_url(text)}: {what}; give {SUPPORTED}")
 
 
 def _parse(url: str) -> Any:
@@ -103,7 +104,15 @@ def redact_urls_in(text: str) -> str:
     def redacted(match: re.Match[str]) -> str:
         url = match.group()
         # A message of ours already shows the URL masked, often followed by ':' — leave it as it reads.
-        return url if _already_masked(url) else redact_url(url)
+        if _already_masked(url):
+            return url
+        # The punctuation after a URL that hides nothing is the sentence's, not the URL's: "--db http://...:"
+        # came out as "--db http://..." (the colon taken as an empty port, the URL unparseable). A URL
+        # with something to hide is masked whole, its last characters included.
+        bare = url.rstrip(":,;.)")
+        if bare != url and redact_url(bare) == bare:
+            return url
+        return redact_url(url)
 
     def quoted(match: re.Match[str]) -> str:
         # A quoted argument (argparse echoes repr()) is one URL even with a space or the other quote
