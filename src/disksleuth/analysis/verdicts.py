@@ -342,7 +342,8 @@ def _host_caches_writes(device: Device, figures: Figures) -> tuple[str, bool, bo
     return (
         f"sequential writes ({fmt_rate(w)}) beat reads ({fmt_rate(r)}) {disk} and their 95% intervals do not "
         f"overlap ({bounds}), but by a small margin (the lowest write is {_margin_text(shown_w_low, shown_r_high)} "
-        f"above the highest read; {margin}% would make it certain): the host may be caching the writes in its memory"
+        f"above the highest read; more than {margin}% would make it certain): the host may be caching the writes in "
+        "its memory"
     ), False, False
 
 
