@@ -372,6 +372,57 @@ def memory_backed(memory: MemoryBacking | None, figures: Figures) -> Finding | N
     )
 
 
+def is_buffered_loop(device: Device | None) -> bool:
+    """A loop device with direct I/O off (loop/dio 0): the loop driver goes through the page cache."""
+    return device is not None and device.transport == "loop" and device.loop_direct_io is False
+
+
+def _loop_backing(device: Device) -> str:
+    """'/var/tmp/x.img on vda', or what of it is known."""
+    backing = device.backing_file or "its backing file"
+    on = f" on {device.backing_device}" if device.backing_device and device.backing_device != device.name else ""
+    return backing + on
+
+
+def buffered_loop_note(device: Device | None) -> str | None:
+    """The bench's note for a buffered loop device under the target: the words beside buffered_loop's."""
+    if device is None or not is_buffered_loop(device):
+        return None
+    return (
+        f"{device.name} is a loop device with direct I/O off (loop/dio 0) over {_loop_backing(device)}: "
+        "figures go through the page cache (marked cache_affected)"
+    )
+
+
+def buffered_loop(device: Device, figures: Figures, memory: MemoryBacking | None) -> Finding | None:
+    """A loop device without direct I/O measures the page cache, not the disk beneath (issue 20). On memory,
+    memory_backed already says what was measured."""
+    if not is_buffered_loop(device) or memory is not None:
+        return None
+    seq = figures.best_seq_mbps
+    measured = f" ({fmt_rate(seq)})" if seq is not None else ""
+    beneath = device.backing_device if device.backing_device and device.backing_device != device.name else None
+    return Finding(
+        code="buffered_loop",
+        severity="warn",
+        message=(
+            f"{device.path} is a loop device with direct I/O off (loop/dio 0) over {_loop_backing(device)}: the "
+            "loop driver reads and writes its backing file through the page cache, so these figures"
+            f"{measured} measure memory, not {beneath or 'the disk'}."
+        ),
+        evidence={
+            "loop_direct_io": False,
+            "backing_file": device.backing_file,
+            "backing_device": device.backing_device,
+            "seq_mbps": seq,
+        },
+        hint=(
+            f"Switch direct I/O on (losetup --direct-io=on {device.path}), or measure the disk itself"
+            + (f" (disksleuth check /dev/{beneath}, or a directory on it)." if beneath else ".")
+        ),
+    )
+
+
 def raw_device_reads(
     target_kind: str | None, tests: Sequence[TestResult], memory: MemoryBacking | None
 ) -> Finding | None:
@@ -488,8 +539,9 @@ def ok_finding(device: Device, chain: LinkChain, figures: Figures) -> Finding:
             "share_pct": share,
         }
     elif chain.current_ceiling_mbps is None and chain.hops and chain.hops[0].hop.kind == "virtual":
+        over = f" over {_loop_backing(device)}" if device.transport == "loop" and device.backing_file else ""
         message = (
-            f"Nothing wrong found. {device.path} is a {device.transport} device with no physical link, "
+            f"Nothing wrong found. {device.path} is a {device.transport} device{over} with no physical link, "
             "so there is no link ceiling to compare against."
         )
         evidence = {"seq_mbps": seq, "ceiling_mbps": None}
@@ -518,6 +570,7 @@ def verdicts(
     found = list(static_findings(device))
     for f in (
         memory_backed(memory, figures),
+        buffered_loop(device, figures, memory),
         link_limited(device, chain, figures),
         cache_suspected(device, chain, figures),
         poor_random_write(figures),
