@@ -64,6 +64,9 @@ def device_to_dict(
         "holders": list(device.holders),
         "slaves": list(device.slaves),
         "backing_file": device.backing_file,
+        # Loop devices (added, issue 20): direct I/O on or off (loop/dio), and the device holding the backing.
+        "loop_direct_io": device.loop_direct_io,
+        "backing_device": device.backing_device,
         "fstype": device.fstype,
         # The disk's own mounts plus its partitions', as the `list` table shows them.
         "all_mountpoints": list(device.all_mountpoints()),

@@ -138,6 +138,11 @@ class Device:
     partitions: tuple[Device, ...] = ()
     parent: str | None = None  # set on partitions
     backing_file: str | None = None  # loop devices
+    # Loop devices: loop/dio (False: the loop driver reads and writes its backing through the page cache, so
+    # figures measure memory), and the block device holding the backing file (or backing it): context only,
+    # since a run on the loop device belongs to the loop device (issue 20).
+    loop_direct_io: bool | None = None
+    backing_device: str | None = None
     # Loop links (sysfs shows none of them as holders): loop devices attached to this device, the block
     # device a loop device is attached to, and other loop devices attached to the same backing file.
     backs: tuple[str, ...] = ()

@@ -24,6 +24,10 @@ def render_device_header(
         line += f"  [dim]({safe_text(where)})[/dim]"
     out.print(line)
     render_chain(chain)
+    if device.backing_file:  # a loop device: what it stands on (issue 20: its runs are its own, not that disk's)
+        on = f" on {device.backing_device}" if device.backing_device else ""
+        dio = {True: ", direct I/O on", False: ", direct I/O off (loop/dio 0)", None: ""}[device.loop_direct_io]
+        out.print(f"  backing file: {safe_text(device.backing_file)}{safe_text(on)}{dio}")
     if health is not None:
         bits = []
         if health.smart_passed is not None:

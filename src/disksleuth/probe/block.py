@@ -19,7 +19,14 @@ from dataclasses import dataclass
 
 from disksleuth.errors import DeviceNotFound
 from disksleuth.model import Device, Hop, MmcHop, PcieHop, SataHop, UsbHop, VirtualHop
-from disksleuth.probe.loops import LoopTable, block_key, block_name, read_loop_table
+from disksleuth.probe.loops import (
+    LoopTable,
+    block_key,
+    block_name,
+    holding_device,
+    parse_backing_file,
+    read_loop_table,
+)
 from disksleuth.probe.mounts import MountTable, read_mount_table
 from disksleuth.probe.sysfs import (
     BDF_RE,
@@ -133,6 +140,10 @@ def read_device(
         backing_file=backing,
         backs=loops.attached_to(block_key(dev)),
         backed_by=block_name(backing_key, sysfs_root),
+        loop_direct_io=_bool(attr("loop/dio")) if transport == "loop" and backing else None,
+        backing_device=holding_device(parse_backing_file(backing), backing_key, mounts, sysfs_root)
+        if transport == "loop"
+        else None,
         shares_backing_with=loops.attached_to(backing_key, besides=name),
         hops=hops,
         notes=notes.as_tuple(),

@@ -17,6 +17,7 @@ import stat
 import struct
 from dataclasses import dataclass
 
+from disksleuth.probe.mounts import MountTable
 from disksleuth.probe.sysfs import Sysfs
 
 LOOP_MAJOR = 7  # Documentation/admin-guide/devices.txt
@@ -135,3 +136,20 @@ def block_name(key: BackingKey | None, sysfs_root: str = "/") -> str | None:
     fs = Sysfs(sysfs_root)
     real = fs.realpath(fs.p(f"/sys/dev/block/{key[1]}:{key[2]}"))
     return os.path.basename(real) if fs.isdir(real) else None
+
+
+def holding_device(
+    backing: str | None, key: BackingKey | None, mounts: MountTable, sysfs_root: str = "/"
+) -> str | None:
+    """The block device a loop device's backing lives on: the backing device itself, or the one whose file
+    system holds the backing file. The file's mount is found in the mount table (so a captured tree answers
+    as the live system does); the kernel's st_dev (LOOP_GET_STATUS64) answers when the table does not."""
+    if key is not None and key[0] == "dev":
+        return block_name(key, sysfs_root)
+    if backing is None:
+        return None
+    majmin = mounts.dev_holding(backing)
+    found = block_name(block_key(majmin), sysfs_root) if majmin else None
+    if found is None and key is not None and sysfs_root == "/":
+        found = block_name(("dev", os.major(key[1]), os.minor(key[1])), sysfs_root)
+    return found

@@ -31,6 +31,17 @@ class MountTable:
                 return self.fstypes[mp][0]
         return None
 
+    def dev_holding(self, path: str) -> str | None:
+        """The "MAJ:MIN" of the mount whose mount point is the longest prefix of `path` (lexically, so it works on a
+        captured table too)."""
+        best: tuple[int, str] | None = None
+        for dev, mountpoints in self.by_dev.items():
+            for mp in mountpoints:
+                inside = path == mp or path.startswith(mp.rstrip("/") + "/")
+                if inside and (best is None or len(mp) > best[0]):
+                    best = (len(mp), dev)
+        return best[1] if best else None
+
     def is_swap(self, name: str, dm_name: str | None) -> bool:
         return f"/dev/{name}" in self.swaps or (dm_name is not None and f"/dev/mapper/{dm_name}" in self.swaps)
 

@@ -75,7 +75,11 @@ def _whole_disk(name: str, fs: Sysfs) -> tuple[str, bool]:
 
 
 def backing_disks(name: str, sysfs_root: str = "/", depth: int = 0) -> list[str]:
-    """Physical disks under a dm, md or loop device (loop: the disk holding its backing file)."""
+    """The disks a target's I/O is credited to: the members under a dm or md device, else the disk itself.
+
+    A loop device is a disk of its own here, never the disk holding its backing file: what it measures is the
+    loop driver and its backing file (with dio 0, the page cache), and its runs belong to it (issue 20). The disk
+    beneath stays as context on the loop device (Device.backing_device)."""
     fs = Sysfs(sysfs_root)
     disk, _ = _whole_disk(name, fs)
     if depth > 8:
@@ -86,12 +90,6 @@ def backing_disks(name: str, sysfs_root: str = "/", depth: int = 0) -> list[str]
         for s in slaves:
             out.extend(backing_disks(s, sysfs_root, depth + 1))
         return list(dict.fromkeys(out))
-    backing = fs.read(fs.p("/sys/block", disk, "loop/backing_file"))
-    if backing and sysfs_root == "/" and os.path.exists(backing):
-        st = os.stat(backing)
-        inner = _dev_name(os.major(st.st_dev), os.minor(st.st_dev), fs)
-        if inner and inner != disk:
-            return backing_disks(inner, sysfs_root, depth + 1)
     return [disk]
 
 

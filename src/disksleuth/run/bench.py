@@ -24,6 +24,7 @@ from typing import Any
 from disksleuth.analysis import confidence, steady
 from disksleuth.analysis.health import health_changes
 from disksleuth.analysis.results import result_from_fio, series_from_samples, with_reference
+from disksleuth.analysis.verdicts import buffered_loop_note
 from disksleuth.errors import (
     TERMINATING_SIGNALS,
     DisksleuthError,
@@ -443,6 +444,10 @@ def _resolve(
 ) -> tuple[Where, list[str]]:
     """Engine, cache warnings and preconditioning for the placement at `path`."""
     cache_affected, notes = _fs_warnings(target, direct) if target.kind != "block" else (False, [])
+    loop_note = buffered_loop_note(target.disk)
+    if loop_note is not None:  # the loop driver caches below fio's O_DIRECT: the figures measure memory
+        cache_affected = True
+        notes.append(loop_note)
     for note in notes:
         ctx.events.warn(note)
     engine = _engine(path, direct, placement.engine, pass_fds)
