@@ -120,7 +120,11 @@ def test_a_real_capture_reads_back_without_tarfile_extraction(cli, tmp_path, no_
 def test_modes_come_from_disksleuth_not_from_the_archive(tmp_path):
     from disksleuth.probe.capture import open_root
 
-    members = [entry("sys", kind=DIR, mode=0o777), entry("sys/run", b"#!/bin/sh\n", mode=0o777)]
+    members = [
+        entry("sys", kind=DIR, mode=0o777),
+        entry("sys/devices", kind=DIR, mode=0o777),  # a sysfs tree, as open_root requires
+        entry("sys/run", b"#!/bin/sh\n", mode=0o777),
+    ]
     bundle = write_archive(str(tmp_path / "modes.tar.gz"), members)
     root = open_root(bundle)
     try:

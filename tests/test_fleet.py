@@ -182,7 +182,7 @@ def test_fleet_report_is_escaped_html(cli, tmp_path) -> None:
     assert "<script>" not in page and "&lt;script&gt;x&lt;/script&gt;[bold]" in page and "\x1b" not in page
     assert page.index("web-02") < page.index("web-01")  # critical before warn
     assert "<svg" in page  # the throughput chart
-    res = cli("report", "-o", str(out), "--db", db)
-    assert res.code == 2 and "--fleet" in res.err
+    res = cli("report", "-o", str(out), "--db", db)  # no run and no --fleet: the newest run (issue 20)
+    assert res.code == 0 and "the newest run, #3" in res.out
     res = cli("report", "1", "--fleet", "-o", str(out), "--db", db)
     assert res.code == 2
