@@ -17,7 +17,7 @@ from disksleuth.model import Device, Finding
 DISK = Device("vda", "/dev/vda", "virtio", size_bytes=1 << 30)
 OVERLAP = re.compile(r"intervals overlap \(writes ([\d,.]+)-([\d,.]+) MB/s, reads up to ([\d,.]+) MB/s\)")
 APART = re.compile(r"intervals do not overlap \(writes ([\d,.]+)-([\d,.]+) MB/s, reads up to ([\d,.]+) MB/s\)")
-AGREE = re.compile(r"intervals agree \(writes ([\d,.]+)-([\d,.]+) MB/s, reads up to ([\d,.]+) MB/s\)")
+AGREE = re.compile(r"intervals are well apart \(writes ([\d,.]+)-([\d,.]+) MB/s, reads up to ([\d,.]+) MB/s\)")
 MARGIN = re.compile(r"lowest write is (less than )?([\d.]+)% above the highest read; more than 10% would make")
 
 
@@ -57,7 +57,7 @@ def test_each_case_by_what_the_numbers_show():
     assert overlap.evidence["write_read_intervals_overlap"] is True and overlap.severity == "info"
     clear = _cache(748.0, 908.5, 1.0, 2.0)  # writes from 890 MB/s, reads up to 755 MB/s: 18% apart
     assert clear is not None and clear.severity == "warn"
-    assert "intervals agree (writes 890-927 MB/s, reads up to 755 MB/s): the host is probably caching" in clear.message
+    assert "intervals are well apart (writes 890-927 MB/s, reads up to 755 MB/s): the host is probably caching" in clear.message
     given_points = _cache(748.0, 908.5, None, None)  # explain's figures: no interval to cite
     assert given_points is not None and given_points.severity == "warn" and "interval" not in given_points.message
 
