@@ -47,7 +47,7 @@ def test_no_color_flag_removes_colour(cli):
     "argv",
     [
         ["--json"],
-        ["--json", "show"],
+        ["--json", "show", "--db", "/nonexistent/results.sqlite"],  # no run to default to (the session store has some)
         ["show", "--json", "not-a-number"],
         ["--json", "explain", "nosuchdev", "--sysfs-root", TREE],
         ["list", "--json", "--sysfs-root", "/nonexistent"],
@@ -65,7 +65,7 @@ def test_errors_under_json_are_one_json_document(cli, argv):
 
 def test_error_codes_name_the_kind_of_failure(cli):
     assert cli("--json", "explain", "nosuchdev", "--sysfs-root", TREE).json()["error"]["code"] == "device_not_found"
-    assert cli("--json", "show").json()["error"]["code"] == "usage"
+    assert cli("--json", "show", "--db", "/nonexistent/results.sqlite").json()["error"]["code"] == "usage"
 
 
 def _a_real_disk() -> str:
