@@ -14,6 +14,7 @@ from disksleuth.analysis.ceilings import (
     usb_mbps,
     usb_version_label,
 )
+from disksleuth.analysis.slots import names_physical_slot, slot_firmware_mismatch, slot_phrase
 from disksleuth.model import Device, Finding, PcieHop, SataHop, UsbHop
 
 DMI_UPLINKS = "DMI 2.0 ≈ 2,000 MB/s, DMI 3.0 ≈ 3,900 MB/s"
@@ -24,15 +25,18 @@ def _mb(v: float | None) -> str:
 
 
 def port_phrase(hop: PcieHop) -> str:
-    if hop.port_is_root:
-        return f"the root port {hop.port}"
-    return f"the switch port {hop.port}"
+    port = f"root port {hop.port}" if hop.port_is_root else f"switch port {hop.port}"
+    if hop.slot is not None and names_physical_slot(hop.slot):
+        # "the slot marked PCIEX16_2 (root port 0000:00:1c.4)": what to look for on the board, and where
+        return f"{slot_phrase(hop.slot)} ({port})"
+    return f"the {port}"
 
 
 def static_findings(device: Device) -> list[Finding]:
     pcie = [h for h in device.hops if isinstance(h, PcieHop)]
     candidates: list[Finding | None] = [_link_downgraded(h) for h in pcie]
     candidates.append(slot_limited(pcie))
+    candidates.extend(slot_firmware_mismatch(h) for h in pcie)
     for hop in device.hops:
         if isinstance(hop, UsbHop):
             candidates.extend(_usb_findings(hop))
@@ -80,6 +84,7 @@ def _link_downgraded(hop: PcieHop) -> Finding | None:
             "capable_width": cap_width,
             "current_mbps": _round(now_mbps),
             "capable_mbps": _round(cap_mbps),
+            **({"slot": hop.slot.name} if hop.slot is not None else {}),
         },
         hint=hint,
     )
@@ -134,6 +139,7 @@ def slot_limited(pcie: Sequence[PcieHop]) -> Finding | None:
             "limiting_port": limiting.port,
             "port_max_speed_gtps": limiting.port_max_speed_gtps,
             "port_max_width": limiting.port_max_width,
+            **({"slot": limiting.slot.name} if limiting.slot is not None else {}),
         },
         hint=hint,
     )

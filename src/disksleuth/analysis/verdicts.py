@@ -333,8 +333,8 @@ def _host_caches_writes(device: Device, figures: Figures) -> tuple[str, bool, bo
     bounds = f"writes {_shown_mbps(w_low)}-{_shown_mbps(w_high)} MB/s, reads up to {_shown_mbps(r_high)} MB/s"
     if shown_w_low > shown_r_high * HOST_CACHE_MARGIN:
         return (
-            f"sequential writes ({fmt_rate(w)}) beat reads ({fmt_rate(r)}) {disk}, and their 95% intervals are well apart "
-            f"({bounds})" + sure_text,
+            f"sequential writes ({fmt_rate(w)}) beat reads ({fmt_rate(r)}) {disk}, "
+            f"and their 95% intervals are well apart ({bounds})" + sure_text,
             True,
             False,
         )

@@ -25,6 +25,8 @@ def hop_to_dict(c: HopCeiling) -> dict[str, Any]:
     out["fact"] = c.fact
     if "backing" in out:
         out["backing"] = list(out["backing"])
+    if c.hop.kind == "pcie" and "slot" not in out:
+        out["slot"] = None
     return out
 
 
@@ -109,5 +111,7 @@ def link_status_to_dict(s: LinkStatus) -> dict[str, Any]:
         # Added: the path to the CPU carries less than the endpoint can do (list's slot_limited finding).
         "slot_limited": s.slot_limited is not None,
         "findings": [s.slot_limited.to_dict()] if s.slot_limited is not None else [],
+        # Added: the physical slot of the function's own link, where the firmware or kernel names one.
+        "slot": next((h.slot.name for h in fn.path if h.name == fn.bdf and h.slot is not None), None),
         "notes": list(fn.notes),
     }

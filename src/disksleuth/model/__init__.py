@@ -21,6 +21,22 @@ SEVERITY_ORDER = {"ok": 0, "info": 1, "warn": 2, "critical": 3}
 
 
 @dataclass(frozen=True)
+class Slot:
+    """Where a PCIe link is on the board, as the firmware or the kernel names it."""
+
+    name: str  # "PCIEX16_2", "M.2_1" (SMBIOS); "3" (/sys/bus/pci/slots); "Onboard - NVMe" (a device label)
+    source: str  # "smbios" (type 9), "smbios_onboard" (type 41), "pci_slot" (the kernel's), "label"
+    bus_address: str | None  # the address the source gives, e.g. "0000:00:1c.4" or "0000:03:00"
+    matched: str  # which end of the link it names: "port", "device", "secondary_bus", "slot_address", "label"
+    firmware_type: str | None = None  # SMBIOS's words: "PCI Express 3 x16", "M.2 Socket 3"
+    firmware_width: int | None = None  # electrical lanes the firmware states (data bus width)
+    firmware_generation: int | None = None  # PCIe generation the firmware states
+    physical_width: int | None = None  # SMBIOS 3.4: the connector's width
+    current_usage: str | None = None  # "In Use", "Available"
+    acpi_index: int | None = None
+
+
+@dataclass(frozen=True)
 class PcieHop:
     """One PCIe link: a downstream-facing port (root port or switch downstream port) and the
     upstream-facing function below it (endpoint or switch upstream port)."""
@@ -38,6 +54,7 @@ class PcieHop:
     port_is_root: bool = False
     port_is_chipset: bool = False
     is_bridge: bool = False  # the lower end is a switch upstream port, not an endpoint
+    slot: Slot | None = None  # the physical slot this link runs through, where the facts name one
     kind: str = field(default="pcie", init=False)
 
 

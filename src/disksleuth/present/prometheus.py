@@ -83,7 +83,8 @@ def families(snap: Snapshot) -> list[Metric]:
     hops = GaugeMetricFamily(
         "disksleuth_link_hop_info",
         "One hop of the path from the device to the CPU (hop 0 is nearest the device); value is always 1. "
-        "PCIe hops carry node_exporter's pcidevice location (pci_device is its `device` label).",
+        "PCIe hops carry node_exporter's pcidevice location (pci_device is its `device` label) and `slot`, the "
+        "physical slot the firmware or kernel names for the link (empty when none does).",
         labels=[
             "device",
             "hop",
@@ -96,6 +97,7 @@ def families(snap: Snapshot) -> list[Metric]:
             "bus",
             "pci_device",
             "function",
+            "slot",
         ],
     )
     hop_ceiling = GaugeMetricFamily(
@@ -140,7 +142,8 @@ def families(snap: Snapshot) -> list[Metric]:
             location = _pci_location(hc.hop.name) if isinstance(hc.hop, PcieHop) else ["", "", "", ""]
             hops.add_metric(
                 [name, str(index), hc.hop.kind, _label(address), _label(port), _label(hc.label)]
-                + [_label(hc.capable_label), *(_label(part) for part in location)],
+                + [_label(hc.capable_label), *(_label(part) for part in location)]
+                + [_label(hc.hop.slot.name if isinstance(hc.hop, PcieHop) and hc.hop.slot else None)],
                 1,
             )
             for state, mbps in (("current", hc.current_mbps), ("capable", hc.capable_mbps)):

@@ -392,6 +392,9 @@ def chain_figure(device: dict[str, Any]) -> Any:
         detail = str(h.get("label") or h.get("kind") or "")
         if h.get("port"):  # a PCIe hop is the link between this function and the port above it
             detail += f"\nto port {h['port']}"
+        slot = h.get("slot")
+        if isinstance(slot, dict) and slot.get("name"):  # the board's name for it (SMBIOS, kernel, label)
+            detail += f"\nslot {slot['name']}"
         backing = h.get("backing") or []
         color = orange if bottleneck and h.get("label") == bottleneck else blue
         name = str(h.get("name"))

@@ -124,7 +124,12 @@ def fmt_num(v: float | None, digits: int = 0) -> str:
 
 def hop_where(hop: object) -> str:
     if isinstance(hop, PcieHop):
-        return f"{hop.name} ← {hop.port}" if hop.port else hop.name
+        where = f"{hop.name} ← {hop.port}" if hop.port else hop.name
+        if hop.slot is not None:
+            from disksleuth.analysis.slots import slot_name
+
+            where += f" [{slot_name(hop.slot)}]"
+        return where
     if isinstance(hop, UsbHop):
         return f"usb {hop.name}" + (f" {hop.product}" if hop.product else "")
     if isinstance(hop, SataHop):
@@ -346,6 +351,16 @@ def clip_path(path: str, width: int) -> str:
         head, tail = grown
 
 
+def _fn_slot(s: LinkStatus) -> str:
+    """The slot of the function's own link (the hop whose lower end it is)."""
+    from disksleuth.analysis.slots import slot_name
+
+    for hop in s.fn.path:
+        if hop.name == s.fn.bdf and hop.slot is not None:
+            return slot_name(hop.slot)
+    return ""
+
+
 def render_links(statuses: list[LinkStatus]) -> None:
     out = console()
     # (header, justify, drop rank): the BDF, the negotiated and capable links and the flag always stay.
@@ -355,6 +370,7 @@ def render_links(statuses: list[LinkStatus]) -> None:
         ("kind", "left", 4),
         ("role", "left", 3),
         ("driver", "left", 2),
+        ("slot", "left", 6),
         ("negotiated", "left", 0),
         ("capable", "left", 0),
         ("MB/s now", "right", 5),
@@ -380,6 +396,7 @@ def render_links(statuses: list[LinkStatus]) -> None:
             s.kind,
             s.fn.role.replace("_", " "),
             s.fn.driver or "",
+            _fn_slot(s),
             s.current or "",
             s.capable or "",
             fmt_num(s.current_mbps),
@@ -391,7 +408,7 @@ def render_links(statuses: list[LinkStatus]) -> None:
     if cells:
         # The name takes what the essential columns (and MB/s now) leave, up to NAME_WIDTH: on 80
         # columns "0000:03:00.0  Samsung Electronics Co…  PCIe 3.0 x2  PCIe 3.0 x4  DOWNGRADED".
-        essential = [0, 5, 6, 7, 9]
+        essential = [0, 6, 7, 8, 10]
         used = sum(max(len(columns[i][0]), *(len(row[i]) for row in cells)) for i in essential)
         room = min(NAME_WIDTH, out.width - used - 2 * len(essential))
         for row in cells:

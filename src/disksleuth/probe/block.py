@@ -28,6 +28,7 @@ from disksleuth.probe.loops import (
     read_loop_table,
 )
 from disksleuth.probe.mounts import MountTable, read_mount_table
+from disksleuth.probe.slots import SlotTable, read_slot_table
 from disksleuth.probe.sysfs import (
     BDF_RE,
     Notes,
@@ -66,8 +67,9 @@ def list_devices(sysfs_root: str = "/", include_partitions: bool = True) -> list
     fs = Sysfs(sysfs_root)
     mounts = read_mount_table(sysfs_root)
     loops = read_loop_table(sysfs_root)
+    slots = read_slot_table(sysfs_root, fs)
     names = fs.listdir(fs.p("/sys/block"))
-    return [read_device(name, sysfs_root, mounts=mounts, fs=fs, loops=loops) for name in names]
+    return [read_device(name, sysfs_root, mounts=mounts, fs=fs, loops=loops, slots=slots) for name in names]
 
 
 def read_device(
@@ -77,6 +79,7 @@ def read_device(
     mounts: MountTable | None = None,
     fs: Sysfs | None = None,
     loops: LoopTable | None = None,
+    slots: SlotTable | None = None,
 ) -> Device:
     fs = fs or Sysfs(sysfs_root)
     mounts = mounts if mounts is not None else read_mount_table(sysfs_root)
@@ -108,7 +111,12 @@ def read_device(
         if fs.isfile(os.path.join(block_dir, part, "partition"))
     )
     dm_name = attr("dm/name")
-    hops = read_hops(fs, block_dir, transport, name, notes, slaves=slaves, backing=backing)
+    if slots is None and transport not in ("loop", "zram", "md", "dm", "virtio"):
+        slots = read_slot_table(sysfs_root, fs)
+    hops = read_hops(fs, block_dir, transport, name, notes, slaves=slaves, backing=backing, slots=slots)
+    if slots is not None and any(isinstance(h, PcieHop) for h in hops):
+        for note in slots.notes:  # why a slot may be missing or doubtful (a cut-short table, no root)
+            notes.add(note)
     mountpoints = mounts.mountpoints_for(name, dev, dm_name)
     swap = mounts.is_swap(name, dm_name)
     backing_key = loops.keys.get(name)
@@ -282,6 +290,7 @@ def read_hops(
     *,
     slaves: tuple[str, ...] = (),
     backing: str | None = None,
+    slots: SlotTable | None = None,
 ) -> tuple[Hop, ...]:
     """Hops ordered from the device up to the root port."""
     if transport in ("loop", "zram", "md", "dm"):
@@ -306,7 +315,7 @@ def read_hops(
     ):
         if hop:
             hops.append(hop)
-    hops.extend(pcie_hops(fs, ancestors, names, notes))
+    hops.extend(pcie_hops(fs, ancestors, names, notes, slots))
     return tuple(hops)
 
 
@@ -492,7 +501,9 @@ def is_chipset_port(fn_bdf: str, vendor_device: str | None, is_root: bool) -> bo
     return vendor == "1022" and dev_id in _AMD_CHIPSET_DEVICE_IDS
 
 
-def pcie_hops(fs: Sysfs, ancestors: list[str], names: list[str], notes: Notes) -> list[PcieHop]:
+def pcie_hops(
+    fs: Sysfs, ancestors: list[str], names: list[str], notes: Notes, slots: SlotTable | None = None
+) -> list[PcieHop]:
     """Pair PCI functions top-down into links: RP -> [USP -> DSP]* -> EP.
 
     A root port or switch downstream port faces down; the function below it faces up. The two
@@ -528,6 +539,7 @@ def pcie_hops(fs: Sysfs, ancestors: list[str], names: list[str], notes: Notes) -
                     port_is_chipset=is_chipset_port(port.bdf, port.vendor_device, port_is_root)
                     or is_chipset_port(fn.bdf, fn.vendor_device, False),
                     is_bridge=fn.is_bridge,
+                    slot=slots.slot_for(port.bdf, fn.bdf) if slots is not None else None,
                 )
             )
         # A switch upstream port is followed by its downstream port, which faces down again.

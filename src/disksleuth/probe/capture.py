@@ -37,7 +37,10 @@ from typing import Any
 
 from disksleuth import __version__
 from disksleuth.errors import TERMINATING_SIGNALS, ParseError, Terminated, UsageError
+from disksleuth.probe.smbios import MAX_TABLE_BYTES, mask_identifiers
 from disksleuth.probe.sysfs import BDF_RE, MAX_PROC_BYTES, Sysfs
+
+_SMBIOS_TABLE = os.path.join("sys", "firmware", "dmi", "tables", "DMI")
 
 # Attributes the readers (and a human debugging them) look at.
 _DEVICE_ATTRS = (
@@ -196,6 +199,11 @@ class _Masker:
             return raw[:3] + bytes([len(body)]) + body
         return (self.tag(raw) + "\n").encode()
 
+    def same_length(self, value: bytes) -> bytes:
+        """A keyed mask for a field whose length must stay (SMBIOS strings and UUIDs)."""
+        digest = hmac.new(self.key, value, hashlib.sha256)
+        return ("MASKED-" + digest.hexdigest()).encode() if len(value) >= 15 else digest.hexdigest().encode()
+
     def variants(self) -> list[tuple[bytes, bytes]]:
         """(found, replacement) pairs: each serial as is, with by-id's underscores, and as the hex
         the NVMe wwid fallback prints; longest first so a serial inside another is not split."""
@@ -239,6 +247,7 @@ class _Bundle:
         self.entries: dict[str, tarfile.TarInfo] = {}
         self.data: dict[str, bytes] = {}
         self.masker = _Masker()
+        self.binary: set[str] = set()  # masked field by field (the SMBIOS table), never by text substitution
 
     def _arcname(self, host_path: str) -> str:
         return os.path.relpath(host_path, self.fs.root)
@@ -267,6 +276,7 @@ class _Bundle:
             info.linkname = linkname
         elif self.fs.isfile(host_path):
             limit = MAX_PROC_BYTES if arcname.startswith("proc" + os.sep) else None
+            limit = MAX_TABLE_BYTES if arcname == _SMBIOS_TABLE else limit
             raw = self.fs.read_bytes(host_path, limit) if limit else self.fs.read_bytes(host_path)
             if raw is None:
                 return
@@ -274,6 +284,10 @@ class _Bundle:
             if not self.keep_serials and name in SERIAL_BEARING:
                 self.masker.learn(name, raw)
                 raw = self.masker.whole(name, raw)
+            if arcname == _SMBIOS_TABLE:
+                if not self.keep_serials:
+                    raw = mask_identifiers(raw, self.masker.same_length)
+                self.binary.add(arcname)
             info = tarfile.TarInfo(arcname)
             info.size = len(raw)
             info.mode = 0o444
@@ -337,7 +351,9 @@ class _Bundle:
                 info.linkname = self.masker.embedded(
                     info.linkname.encode("utf-8", "surrogateescape"), pairs
                 ).decode("utf-8", "surrogateescape")
-            if arcname in self.data:
+            if arcname in self.binary:
+                data[new_name] = self.data[arcname]
+            elif arcname in self.data:
                 # Whole device names first, so a by-id name is masked the same whether its drive is here.
                 raw = self.masker.device_names(self.data[arcname])
                 data[new_name] = self.masker.embedded(raw, pairs)
@@ -433,6 +449,9 @@ def collect(sysfs_root: str = "/", keep_serials: bool = False) -> _Bundle:
             bundle.add(os.path.join(debug, entry, "ios"))
     for proc_file in ("/proc/self/mountinfo", "/proc/swaps"):
         bundle.add(fs.p(proc_file))
+    # The SMBIOS table names the slots (probe.slots); its serials, asset tags and UUID are masked in add().
+    for name in ("smbios_entry_point", "DMI"):
+        bundle.add(fs.p("/sys/firmware/dmi/tables", name))
     return bundle
 
 

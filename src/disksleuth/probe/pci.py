@@ -9,6 +9,7 @@ from dataclasses import replace
 from disksleuth.model.run import PciFunction
 from disksleuth.probe.block import pcie_hops, read_pci_fn
 from disksleuth.probe.pciids import pci_names
+from disksleuth.probe.slots import read_slot_table
 from disksleuth.probe.sysfs import BDF_RE, Notes, Sysfs, refused_notes
 
 
@@ -45,6 +46,7 @@ def list_pci_functions(sysfs_root: str = "/", pci_ids_paths: Iterable[str] | Non
 
 def _read_functions(sysfs_root: str) -> list[PciFunction]:
     fs = Sysfs(sysfs_root)
+    slots = read_slot_table(sysfs_root, fs)
     out = []
     bus_dir = fs.p("/sys/bus/pci/devices")
     for bdf in fs.listdir(bus_dir):
@@ -85,7 +87,7 @@ def _read_functions(sysfs_root: str) -> list[PciFunction]:
         if len(chain) > 1:
             pfn = read_pci_fn(fs, chain[1], Notes())
             parent, parent_max_speed, parent_max_width = pfn.bdf, pfn.max_speed, pfn.max_width
-        hops = tuple(pcie_hops(fs, chain, [os.path.basename(p) for p in chain], Notes()))
+        hops = tuple(pcie_hops(fs, chain, [os.path.basename(p) for p in chain], Notes(), slots))
         driver = fs.link_name(os.path.join(path, "driver"))
         refused_notes(fs, refused_before, notes)
         out.append(
