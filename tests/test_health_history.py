@@ -210,3 +210,19 @@ def test_an_ack_does_not_pass_to_another_drive(cli, tmp_path):
 def test_bad_combinations(cli, args, tmp_path):
     res = cli("health", *args, "--db", f"sqlite:///{tmp_path}/s.sqlite")
     assert res.code == 2 and res.err.count("\n") == 1 and "Traceback" not in res.err
+
+
+def test_health_history_on_a_real_postgresql(cli, fresh_postgres_url, tmp_path):
+    """Schema 5 migrates on PostgreSQL too, and the whole series behaves as on SQLite."""
+    db = fresh_postgres_url
+    assert cli("health", "--from-smartctl", capture(tmp_path, 108, "2026-11-02 08:00"), "--db", db).code == 1
+    assert cli("health", "--ack", "sdb", "199", "--db", db).code == 0
+    assert cli("health", "--ack", "sdb", "199", "--db", db).code == 0  # again: replaces, never a duplicate key
+    res = cli("health", "--from-smartctl", capture(tmp_path, 108, "2026-11-03 08:00"), "--db", db, "--json")
+    assert res.code == 0 and _crc_finding(res.json())["severity"] == "info"
+    res = cli("health", "--from-smartctl", capture(tmp_path, 131, "2026-11-04 08:00"), "--db", db, "--json")
+    assert res.code == 1 and "108 → 131 since it was acknowledged" in _crc_finding(res.json())["message"]
+    readings = cli("health", "--history", "sdb", "--db", db, "--json").json()["health_history"]["readings"]
+    assert [r["counters"][CRC] for r in readings] == [108, 108, 131]
+    drives = cli("health", "--db", db, "--json").json()["drives"]
+    assert [(d["device"], d["worst"]) for d in drives] == [("sdb", "warn")]
