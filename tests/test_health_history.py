@@ -226,3 +226,25 @@ def test_health_history_on_a_real_postgresql(cli, fresh_postgres_url, tmp_path):
     assert [r["counters"][CRC] for r in readings] == [108, 108, 131]
     drives = cli("health", "--db", db, "--json").json()["drives"]
     assert [(d["device"], d["worst"]) for d in drives] == [("sdb", "warn")]
+
+
+def test_the_new_documents_meet_the_shipped_schema(cli, tmp_path):
+    from test_json_schema import assert_valid, is_valid
+
+    db = f"sqlite:///{tmp_path}/store.sqlite"
+    cli("health", "--from-smartctl", capture(tmp_path, 108, "2026-11-02 08:00"), "--db", db)
+    cli("health", "--from-smartctl", capture(tmp_path, 131, "2026-11-03 08:00"), "--db", db)
+    docs = {
+        "health_history": cli("health", "--history", "sdb", "--db", db, "--json").json(),
+        "health_acknowledged": cli("health", "--ack", "sdb", "199", "--db", db, "--json").json(),
+        "health_drives": cli("health", "--db", db, "--json").json(),
+    }
+    assert docs["health_acknowledged"]["acknowledged"][0]["value"] == 131
+    for name, doc in docs.items():
+        assert_valid(doc, name)
+        for key in list(doc):
+            broken = {k: v for k, v in doc.items() if k != key}
+            assert not is_valid(broken), f"{name} still valid without {key}"
+    undone = cli("health", "--unack", "sdb", "199", "--db", db, "--json").json()
+    assert_valid(undone, "health_acknowledged")
+    assert undone["acknowledged"][0]["undone"] is True
