@@ -302,7 +302,7 @@ def test_migration_from_the_first_schema(tmp_path):
                 },
             )
     with Store(url) as new:
-        assert new.version() == SCHEMA_VERSION == 4
+        assert new.version() == SCHEMA_VERSION == 5
         doc = new.load(1)
         assert doc["run"]["uuid"]  # v3 gave the old run an identity
         assert [p["read_mbps"] for p in doc["tests"][0]["series"]] == [99.0, 100.0]
@@ -310,7 +310,8 @@ def test_migration_from_the_first_schema(tmp_path):
         run_id = new.save(_doc(1.0, 1.0, "new"), tags=["x"], note="after migration")
         assert new.load(run_id)["run"]["tags"] == ["x"]
     con = sqlite3.connect(f"{tmp_path}/old.sqlite")
-    assert con.execute("SELECT version FROM schema_migrations ORDER BY version").fetchall() == [(1,), (2,), (3,), (4,)]
+    versions = con.execute("SELECT version FROM schema_migrations ORDER BY version").fetchall()
+    assert versions == [(v,) for v in range(1, SCHEMA_VERSION + 1)]
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     con.close()
 

@@ -19,6 +19,7 @@ from test_store import _doc
 
 from disksleuth import serials
 from disksleuth.store.db import Store
+from disksleuth.store.schema import SCHEMA_VERSION
 
 SCHEMA3_STORE = os.path.join(DATA, "store", "schema3-plain-serials.sqlite")
 SD_SERIAL = "0x0008c31f"  # the SD card's serial in that store, kept there as sha256(serial)
@@ -124,7 +125,7 @@ def test_a_schema3_store_that_can_be_written_is_upgraded_by_a_read(cli, tmp_path
     shutil.copyfile(SCHEMA3_STORE, db)
     assert cli("runs", "--db", str(db)).code == 0
     with Store(str(db), create=False, read_only=True) as store:
-        assert store.version() == 4 and store.serial_key is not None
+        assert store.version() == SCHEMA_VERSION and store.serial_key is not None
 
 
 @pytest.mark.parametrize(

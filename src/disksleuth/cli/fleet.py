@@ -63,7 +63,9 @@ def run_exporter(args: argparse.Namespace, env: Environment) -> int:
     # Health needs the live machine's smartctl; a captured tree has none.
     cache = None
     if not args.no_health and root == "/":
-        cache = exporter.HealthCache(max_age or exporter.DEFAULT_HEALTH_MAX_AGE_S)
+        cache = exporter.HealthCache(
+            max_age or exporter.DEFAULT_HEALTH_MAX_AGE_S, history_db=args.db, with_history=True
+        )
     from disksleuth import serials
 
     take = exporter.Snapshots(

@@ -101,7 +101,9 @@ def _measure(
 
     events = _events(args, env)
     try:
-        result = measure(inspected, opts, events, kind=kind)
+        result = measure(
+            inspected, opts, events, kind=kind, with_history=True, history_db=args.db, keep_health=not args.no_save
+        )
     finally:
         events.close()
     doc = run_document(

@@ -13,6 +13,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from disksleuth.model.health_history import AckOutcome, DriveLine, HistoryView
     from disksleuth.model.run import SelfTest, SmartAttribute
 
 
@@ -203,3 +204,132 @@ def health_summary(h: Health, findings: list[Finding]) -> str:
     if len(looked) > 1:  # "17 SMART attributes, the error counters and wear"
         looked = [", ".join(looked[:-1]) + " and " + looked[-1]]
     return "Nothing found: no warning signs in " + (looked[0] if looked else "what smartctl reported") + "."
+
+
+# --- health over time ---------------------------------------------------------------------------
+
+
+def _counter_label(key: str) -> str:
+    """A short column head: 'ATA 199' for an ATA attribute, else the counter's first words."""
+    import re
+
+    from disksleuth.analysis.health_history import shown_name
+
+    m = re.search(r"\((ATA \d+)\)$", key)
+    if m:
+        return m.group(1)
+    return shown_name(key).removeprefix("NVMe ").removeprefix("SCSI ")[:16]
+
+
+def render_history(view: HistoryView) -> None:
+    """One row per stored reading, oldest first; a column per counter that was ever above zero or changed."""
+    from rich.table import Table
+
+    from disksleuth.analysis.health_history import shown_name, stamp, watched
+    from disksleuth.present.text import console, render_findings, safe_text
+
+    out = console()
+    out.print(f"[bold]{safe_text(view.device_name)}[/bold] on {safe_text(view.hostname)}: "
+              f"{len(view.readings)} stored health reading(s)")  # fmt: skip
+    keys: list[str] = []
+    for r in view.readings:
+        for k, v in watched(r.counters).items():
+            if k not in keys and (v or any(o.counters.get(k) not in (None, v) for o in view.readings)):
+                keys.append(k)
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for col in ("read at (UTC)", "source", "drive", "°C", "hours"):
+        table.add_column(col, no_wrap=True, justify="right" if col in ("°C", "hours") else "left")
+    for k in keys:
+        table.add_column(_counter_label(k), justify="right", no_wrap=True)
+    drives: dict[str, str] = {}
+    previous: dict[str, int] = {}
+    for r in view.readings:
+        drive = drives.setdefault(r.drive_key, chr(ord("A") + min(len(drives), 25)))
+        cells = []
+        for k in keys:
+            value = r.counters.get(k)
+            before = previous.get(k)
+            shown = "—" if value is None else f"{value:,}"
+            if value is not None and before is not None and value > before:
+                shown = f"[yellow]{shown}[/yellow]"
+            elif value is not None and before is not None and value < before:
+                shown = f"[cyan]{shown}↓[/cyan]"
+            if value is not None:
+                previous[k] = value
+            cells.append(shown)
+        table.add_row(
+            stamp(r.read_at_s).removesuffix(" UTC"),
+            safe_text(r.source),
+            drive,
+            f"{r.temperature_c:g}" if r.temperature_c is not None else "—",
+            f"{r.power_on_hours:,}" if r.power_on_hours is not None else "—",
+            *cells,
+        )
+    out.print(table)
+    by_key = {r.drive_key: r for r in view.readings}
+    for key, letter in drives.items():
+        r = by_key[key]
+        serial = f"serial id {r.serial_id[:12]}…" if r.serial_id else "no serial"
+        out.print(f"[dim]drive {letter}: {safe_text(r.model or 'unknown model')}, {serial}[/dim]")
+    for k in keys:
+        if _counter_label(k) != shown_name(k):
+            out.print(f"[dim]{safe_text(_counter_label(k))}: {safe_text(shown_name(k))}[/dim]")
+    if view.findings:
+        render_findings(view.findings, indent="")
+    else:
+        out.print("Nothing found in the newest reading.")
+
+
+def render_drives(lines: list[DriveLine]) -> None:
+    """Every drive, worst first: one row each, then the findings of those not at ok."""
+    from rich.table import Table
+
+    from disksleuth.analysis.health_history import stamp
+    from disksleuth.present.text import console, safe_text
+
+    out = console()
+    if not lines:
+        out.print(
+            "No drive with SMART data here, and no health readings in the store (virtual disks have none; "
+            "`disksleuth health --from-smartctl FILE` reads a saved one).",
+            markup=False,
+            highlight=False,
+        )
+        return
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for col in ("device", "model", "worst", "°C", "used", "hours", "read at (UTC)", "findings"):
+        table.add_column(col, no_wrap=col != "findings", justify="right" if col in ("°C", "used", "hours") else "left")
+    styles = {"critical": "bold red", "warn": "yellow", "info": "cyan", "ok": "green"}
+    for d in lines:
+        r = d.reading
+        sev = next((s for s in styles if any(f.severity == s for f in d.findings)), "ok")
+        codes = ", ".join(f.code for f in d.findings) or "—"
+        table.add_row(
+            safe_text(r.device_name or "?"),
+            safe_text(r.model or "?"),
+            f"[{styles[sev]}]{sev}[/{styles[sev]}]",
+            f"{r.temperature_c:g}" if r.temperature_c is not None else "—",
+            f"{r.percentage_used}%" if r.percentage_used is not None else "—",
+            f"{r.power_on_hours:,}" if r.power_on_hours is not None else "—",
+            stamp(r.read_at_s).removesuffix(" UTC") + ("" if d.live else " (stored)"),
+            safe_text(codes),
+        )
+    out.print(table)
+
+
+def ack_lines(outcomes: list[AckOutcome]) -> list[str]:
+    """What `health --ack/--unack` did, one line per counter."""
+    from disksleuth.analysis.health_history import shown_name, stamp
+
+    lines = []
+    for o in outcomes:
+        name = shown_name(o.attribute)
+        if o.value is None:
+            what = "undone" if o.removed else "was not acknowledged"
+            lines.append(f"{o.device_name}: {name}: acknowledgement {what}")
+        else:
+            when = stamp(o.reading_at_s) if o.reading_at_s is not None else "?"
+            lines.append(
+                f"{o.device_name}: acknowledged {name} at {o.value:,} (reading of {when}); warns again if it grows"
+            )
+    return lines

@@ -154,6 +154,8 @@ def families(snap: Snapshot) -> list[Metric]:
         if disk.health_read_at is not None:
             health_age.add_metric([name], disk.health_read_at)
 
+    health_metrics = health_families(snap)
+
     bench_bps = GaugeMetricFamily(
         "disksleuth_bench_bytes_per_second",
         "Throughput of the newest stored benchmark of each device and test (fio, direct I/O).",
@@ -230,7 +232,88 @@ def families(snap: Snapshot) -> list[Metric]:
         bench_time,
         store_up,
         store_read,
+        *health_metrics,
     ]
+
+
+# Health gauges: (family name, help, Health field, scale). Ratios and seconds are Prometheus' base units; the same
+# figures smartctl_exporter publishes as smartctl_device_temperature, _percentage_used, _available_spare and
+# _power_on_seconds, so a dashboard needs only this exporter.
+_HEALTH_GAUGES = (
+    ("disksleuth_health_temperature_celsius", "Drive temperature (SMART).", "temperature_c", 1.0),
+    (
+        "disksleuth_health_temperature_warning_celsius",
+        "The drive's own warning temperature (NVMe WCTEMP, ATA SCT limits).",
+        "temperature_warning_c",
+        1.0,
+    ),
+    (
+        "disksleuth_health_temperature_critical_celsius",
+        "The drive's own critical temperature.",
+        "temperature_critical_c",
+        1.0,
+    ),
+    (
+        "disksleuth_health_endurance_used_ratio",
+        "Share of the rated endurance used (NVMe percentage_used / 100, or a SATA/SAS wear attribute); may pass 1.",
+        "percentage_used",
+        0.01,
+    ),
+    ("disksleuth_health_available_spare_ratio", "NVMe available spare (0 to 1).", "available_spare_pct", 0.01),
+    (
+        "disksleuth_health_available_spare_threshold_ratio",
+        "NVMe available spare threshold: below it the drive warns.",
+        "available_spare_threshold_pct",
+        0.01,
+    ),
+    ("disksleuth_health_power_on_seconds", "Power-on time the drive reports (whole hours).", "power_on_hours", 3600.0),
+)
+
+
+def health_families(snap: Snapshot) -> list[Metric]:
+    """Each drive's cached SMART health as numbers, labelled `device` like node_exporter and smartctl_exporter."""
+    gauges = [
+        (GaugeMetricFamily(name, text, labels=["device"]), key, scale) for name, text, key, scale in _HEALTH_GAUGES
+    ]
+    passed = GaugeMetricFamily(
+        "disksleuth_health_smart_passed", "1 when the drive's SMART self-assessment passed, 0 when it failed.",
+        labels=["device"],
+    )  # fmt: skip
+    errors = GaugeMetricFamily(
+        "disksleuth_health_errors",
+        "The drive's warning-sign counters as it reports them: `interface` (CRC and link errors: a cable, backplane "
+        "or connector) and `media` (reallocated, pending, uncorrectable, NVMe media errors). A drop means another "
+        "drive or a reset, never repair.",
+        labels=["device", "kind", "counter"],
+    )
+    acked = GaugeMetricFamily(
+        "disksleuth_health_errors_acknowledged",
+        "The value of a counter someone accepted (disksleuth health --ack): its finding stays info until the counter "
+        "passes it.",
+        labels=["device", "kind", "counter"],
+    )
+    for disk in snap.disks:
+        h = disk.health
+        if h is None:
+            continue
+        name = _label(disk.device.name)
+        for family, key, scale in gauges:
+            value = getattr(h, key, None)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                family.add_metric([name], value * scale)
+        smart_passed = getattr(h, "smart_passed", None)
+        if isinstance(smart_passed, bool):
+            passed.add_metric([name], 1 if smart_passed else 0)
+        for kind in ("interface", "media"):
+            for counter, value in (getattr(h, f"{kind}_error_counts", None) or {}).items():
+                errors.add_metric([name, kind, _label(counter)], value)
+        for f in disk.findings:
+            history = f.evidence.get("history") if isinstance(f.evidence, dict) else None
+            for story in history if isinstance(history, list) else ():
+                if story.get("acknowledged_value") is not None:
+                    kind, _, counter = str(story.get("counter", "")).partition(".")
+                    acked.add_metric([name, kind, _label(counter)], story["acknowledged_value"])
+    return [*(g for g, _, _ in gauges), passed, errors, acked]
 
 
 def exporter_families(snapshots_taken: int, dropped: dict[str, int]) -> list[Metric]:

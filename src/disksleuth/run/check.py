@@ -22,6 +22,7 @@ from disksleuth.probe.memory import target_memory_backing
 from disksleuth.probe.smart import read_health
 from disksleuth.probe.target import TargetInfo, inspect_target
 from disksleuth.run.bench import BenchOptions, Events, run_bench
+from disksleuth.run.health_history import observe
 from disksleuth.run.plan import VIRTUAL
 
 
@@ -86,11 +87,20 @@ def where_of(target: TargetInfo) -> str | None:
 
 
 def measure(
-    inspected: Inspected, opts: BenchOptions, events: Events | None = None, *, kind: str = "check"
+    inspected: Inspected,
+    opts: BenchOptions,
+    events: Events | None = None,
+    *,
+    kind: str = "check",
+    with_history: bool = False,
+    history_db: str | None = None,
+    keep_health: bool = True,
 ) -> CheckResult:
     """Benchmark the inspected target and judge the run: the same for `check` and `bench`.
 
-    `check` without fio still answers with the link chain and health; `bench` needs fio (ToolMissing)."""
+    `check` without fio still answers with the link chain and health; `bench` needs fio (ToolMissing). With the
+    history, the drive's health reading is kept in the store (`keep_health`) and its counter findings are told
+    against the drive's past and acknowledgements (run.health_history)."""
     target = inspected.target
     skipped: list[str] = []
     try:
@@ -102,11 +112,18 @@ def measure(
         skipped.append(f"the benchmark: {exc}")
         run = _run_without_benchmark(target, opts, skipped)
     a = assess_run(run, inspected.device, memory=memory_of(target), target_kind=target.kind)
+    findings = a.findings
+    health = run.health_after or run.health_before
+    if with_history and health is not None:
+        disk = run.disk or target.disk
+        findings = observe(
+            health, findings, history_db, device_name=disk.name if disk else None, source=kind, keep=keep_health
+        ).findings
     return CheckResult(
         a.device,
         a.chain,
         run,
-        with_sustained_findings(a.findings, run),
+        with_sustained_findings(findings, run),
         a.summary,
         inspected.where,
         tuple(skipped),

@@ -42,12 +42,31 @@ class HealthCache:
     the previous reading is kept. `refresh()` reads what is stale; the HTTP mode runs it in a
     background thread so scrapes only ever read the cache."""
 
-    def __init__(self, max_age_s: float, reader: Callable[[str], object] | None = None):
+    def __init__(
+        self,
+        max_age_s: float,
+        reader: Callable[[str], object] | None = None,
+        *,
+        history_db: str | None = None,
+        with_history: bool = False,
+    ):
         self.max_age_s = max_age_s
         self._reader = reader or _read_health_no_wake
         self._entries: dict[str, tuple[object, float]] = {}
         self._tried: dict[str, float] = {}
         self._lock = threading.Lock()
+        # With the history, each reading is kept in the store (run.health_history: on change or every 6 h) and
+        # its findings are judged against the drive's past and acknowledgements, here in the background, so a
+        # scrape never waits for the store. Acknowledgements are re-read on every refresh (once a minute).
+        self.history_db = history_db
+        self.with_history = with_history
+        self._findings: dict[str, tuple[Any, ...]] = {}
+        self.history_error: str | None = None
+
+    def findings(self, path: str) -> tuple[Any, ...] | None:
+        """The health findings of the cached reading, judged against the history; None: judge it afresh."""
+        with self._lock:
+            return self._findings.get(path)
 
     def get(self, path: str) -> tuple[object | None, float | None]:
         with self._lock:
@@ -59,6 +78,7 @@ class HealthCache:
             with self._lock:
                 tried = self._tried.get(path)
             if tried is not None and now() - tried < self.max_age_s:
+                self._judge(path, None, keep=False)  # an acknowledgement may have changed since
                 continue
             with self._lock:
                 self._tried[path] = now()
@@ -68,6 +88,29 @@ class HealthCache:
                 continue
             with self._lock:
                 self._entries[path] = (health, now())
+            self._judge(path, now(), keep=True)
+
+    def _judge(self, path: str, read_at_s: float | None, keep: bool) -> None:
+        if not self.with_history:
+            return
+        health, cached_at = self.get(path)
+        if health is None:
+            return
+        from disksleuth.run.health_history import device_name_of, observe
+
+        observed = observe(
+            health,  # type: ignore[arg-type]
+            health_findings(health),  # type: ignore[arg-type]
+            self.history_db,
+            device_name=device_name_of(path),
+            source="exporter",
+            read_at_s=read_at_s or cached_at,
+            keep=keep,
+            timeout_s=STORE_DRIVER_TIMEOUT_S,
+        )
+        with self._lock:
+            self.history_error = observed.error
+            self._findings[path] = tuple(observed.findings)
 
 
 def _read_health_no_wake(path: str) -> object:
@@ -90,7 +133,8 @@ def disk_states(devices: list[Device], cache: HealthCache | None) -> tuple[DiskS
         chain = link_chain(dev.hops)
         findings = list(static_findings(dev))
         if health is not None:
-            findings.extend(health_findings(health))  # type: ignore[arg-type]
+            judged = cache.findings(device.path) if cache else None
+            findings.extend(judged if judged is not None else health_findings(health))  # type: ignore[arg-type]
         out.append(DiskState(dev, chain, tuple(findings), health, read_at))
     return tuple(out)
 

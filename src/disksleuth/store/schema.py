@@ -189,7 +189,52 @@ def _v4(conn: Connection) -> None:
         conn.execute(sa.text("UPDATE runs SET health_json = :h WHERE id = :i"), {"h": to_json(health), "i": run_id})
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_v1, _v2, _v3, _v4]
+def _v5(conn: Connection) -> None:
+    """Health over time: every reading of a drive's counters worth keeping (store.health decides which), and
+    the counter values a person acknowledged. Both are keyed by the drive (its keyed serial id, else host and
+    device), not by run: the exporter and `health` read drives without any run. Only new tables: nothing in an
+    existing store changes, so the step is safe to repeat on SQLite and PostgreSQL alike (DDL in a transaction)."""
+    md = sa.MetaData()
+    sa.Table(
+        "health_readings",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("drive_key", sa.String(320), nullable=False),
+        sa.Column("read_at_s", sa.Float, nullable=False),  # epoch seconds: sorting and age
+        sa.Column("read_at", sa.String(40), nullable=False),  # the same instant, ISO 8601 UTC, for people
+        sa.Column("stored_at", sa.String(40), nullable=False),  # when written: tells clock skew from old files
+        sa.Column("hostname", sa.String(255), nullable=False),
+        sa.Column("device_name", sa.String(64)),
+        sa.Column("serial_id", sa.String(64)),
+        sa.Column("model", sa.String(255)),
+        sa.Column("firmware", sa.String(64)),
+        sa.Column("protocol", sa.String(16)),
+        sa.Column("source", sa.String(16), nullable=False),
+        sa.Column("smart_passed", sa.Boolean),
+        sa.Column("temperature_c", sa.Float),
+        sa.Column("percentage_used", sa.Integer),
+        sa.Column("available_spare_pct", sa.Integer),
+        sa.Column("power_on_hours", sa.BigInteger),
+        sa.Column("counters_json", sa.Text, nullable=False),
+    )
+    sa.Table(
+        "health_acks",
+        md,
+        sa.Column("drive_key", sa.String(320), primary_key=True),
+        sa.Column("attribute", sa.String(255), primary_key=True),
+        sa.Column("value", sa.BigInteger, nullable=False),
+        sa.Column("acked_at_s", sa.Float, nullable=False),
+        sa.Column("hostname", sa.String(255)),
+        sa.Column("device_name", sa.String(64)),
+    )
+    md.create_all(conn)
+    conn.execute(sa.text("CREATE INDEX ix_health_readings_drive ON health_readings (drive_key, read_at_s)"))
+    conn.execute(
+        sa.text("CREATE INDEX ix_health_readings_device ON health_readings (hostname, device_name, read_at_s)")
+    )
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_v1, _v2, _v3, _v4, _v5]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # The current schema, for queries (matches the migrations above).
@@ -272,6 +317,39 @@ SERIES = sa.Table(
     "series", _md, *[sa.Column(n) for n in ("test_row_id", "t_s", "read_mbps", "write_mbps", "iops", "temperature_c")]
 )
 META = sa.Table("meta", _md, sa.Column("name"), sa.Column("value"))
+HEALTH_READINGS = sa.Table(
+    "health_readings",
+    _md,
+    *[
+        sa.Column(n)
+        for n in (
+            "id",
+            "drive_key",
+            "read_at_s",
+            "read_at",
+            "stored_at",
+            "hostname",
+            "device_name",
+            "serial_id",
+            "model",
+            "firmware",
+            "protocol",
+            "source",
+            "smart_passed",
+            "temperature_c",
+            "percentage_used",
+            "available_spare_pct",
+            "power_on_hours",
+            "counters_json",
+        )
+    ],
+)
+HEALTH_ACKS = sa.Table(
+    "health_acks",
+    _md,
+    *[sa.Column(n) for n in ("drive_key", "attribute", "value", "acked_at_s", "hostname", "device_name")],
+)
+HEALTH_SCHEMA = 5  # the first schema with health_readings and health_acks
 SERIAL_KEY_NAME = "serial_key"
 # The oldest schema read-only commands can read as it is, when the store cannot be written to upgrade it.
 READABLE_SCHEMA = 3
