@@ -39,6 +39,7 @@ def register(add: AddCommand) -> None:
     p = add("show", run_show, "one saved run")
     p.add_argument("run", metavar="RUN")
     p.add_argument("--commands", action="store_true", help="print each test's fio command line")
+    options.add_baseline(p)
     options.add_db(p)
 
     p = add("compare", run_compare, "saved runs side by side, with ratios or % of a reference")
@@ -137,9 +138,9 @@ def _agree_to_prune(found: list[tuple[int, str]], *, env: Environment, json: boo
 
 
 def run_show(args: argparse.Namespace, env: Environment) -> int:
-    from disksleuth.run.history import load_runs
+    from disksleuth.run.history import show_run
 
-    (doc,) = load_runs(args.db, [args.run])
+    doc = show_run(args.db, args.run, args.baseline)
     if args.json:
         emit(env, doc)
     else:

@@ -19,7 +19,7 @@ def render_runs(rows: list[dict[str, Any]], total: int, stored: int) -> None:
             console().print("No runs yet. `disksleuth check` or `disksleuth bench DIR` saves one.")
         return
     table = Table(box=None, header_style="bold", pad_edge=False)
-    for col in ("id", "started", "host", "kind", "profile", "device", "target", "tags", "summary"):
+    for col in ("id", "started", "host", "kind", "profile", "device", "target", "tags", "vs usual", "summary"):
         table.add_column(col, justify="right" if col == "id" else "left", overflow="fold")
     summaries = [clip_words(str(r["summary"] or ""), RUNS_SUMMARY_WIDTH) for r in rows]
     for r, summary in zip(rows, summaries, strict=True):
@@ -32,6 +32,7 @@ def render_runs(rows: list[dict[str, Any]], total: int, stored: int) -> None:
             r["device_model"] or r["device_name"] or "",
             r["target"] or "",
             ", ".join(str(t) for t in r["tags"]),
+            r.get("baseline") or "",  # slower/faster than the drive's earlier runs when it was measured
             summary,
         )
         table.add_row(*(safe_text(cell) for cell in cells))
@@ -47,7 +48,7 @@ def render_stored_run(doc: dict[str, Any], show_commands: bool = False) -> None:
     from disksleuth.doc.run import run_from_dict
     from disksleuth.model import Finding
     from disksleuth.present.bench_view import render_run
-    from disksleuth.present.check_view import render_verdict
+    from disksleuth.present.check_view import render_baseline, render_verdict
     from disksleuth.present.text import console, safe_text
 
     run = doc["run"]
@@ -66,3 +67,4 @@ def render_stored_run(doc: dict[str, Any], show_commands: bool = False) -> None:
     ]
     if findings or doc.get("summary"):
         render_verdict(findings, doc.get("summary") or "")
+    render_baseline(doc.get("baseline"))

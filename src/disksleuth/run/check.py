@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from typing import Any
 
+from disksleuth.analysis.baseline import DEFAULT_CHOICE, Baseline, Choice
+from disksleuth.analysis.baseline import findings as baseline_findings
 from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.health import no_smart_reason
 from disksleuth.analysis.sustained import findings as sustained_findings
 from disksleuth.analysis.verdicts import assess_run
+from disksleuth.doc.run import run_to_dict
 from disksleuth.errors import DisksleuthError, ToolMissing
 from disksleuth.model import Device, Finding, LinkChain, VirtualHop
 from disksleuth.model.run import MemoryBacking, Run
@@ -21,6 +25,7 @@ from disksleuth.probe.host import host_info
 from disksleuth.probe.memory import target_memory_backing
 from disksleuth.probe.smart import read_health
 from disksleuth.probe.target import TargetInfo, inspect_target
+from disksleuth.run.baseline import baseline_for
 from disksleuth.run.bench import BenchOptions, Events, run_bench
 from disksleuth.run.plan import VIRTUAL
 
@@ -52,6 +57,15 @@ class CheckResult:
     where: str | None  # "ext4 on /" for a directory or file target
     skipped: tuple[str, ...] = ()  # what could not run, in plain words ("the benchmark: fio is not installed ...")
     health_not_read: str | None = None  # why no drive health was read, when that is known before trying
+    baseline: Baseline | None = None  # the run against its drive's earlier runs (None: not looked up)
+
+
+@dataclass(frozen=True)
+class History:
+    """Where a measured run's earlier runs are (the results store) and which of them it is compared with."""
+
+    db: str | None
+    choice: Choice = DEFAULT_CHOICE
 
 
 def device_of(target: TargetInfo) -> Device:
@@ -86,9 +100,15 @@ def where_of(target: TargetInfo) -> str | None:
 
 
 def measure(
-    inspected: Inspected, opts: BenchOptions, events: Events | None = None, *, kind: str = "check"
+    inspected: Inspected,
+    opts: BenchOptions,
+    events: Events | None = None,
+    *,
+    kind: str = "check",
+    history: History | None = None,
 ) -> CheckResult:
-    """Benchmark the inspected target and judge the run: the same for `check` and `bench`.
+    """Benchmark the inspected target and judge the run: the same for `check` and `bench`. With `history`,
+    each figure is also compared with the drive's earlier runs in the store (slower/faster_than_usual).
 
     `check` without fio still answers with the link chain and health; `bench` needs fio (ToolMissing)."""
     target = inspected.target
@@ -102,16 +122,45 @@ def measure(
         skipped.append(f"the benchmark: {exc}")
         run = _run_without_benchmark(target, opts, skipped)
     a = assess_run(run, inspected.device, memory=memory_of(target), target_kind=target.kind)
+    findings = with_sustained_findings(a.findings, run)
+    baseline = None
+    if history is not None and run.tests:
+        baseline = baseline_for(history.db, _baseline_document(run, a.device), history.choice)
+        findings = with_baseline_findings(findings, baseline, a.device.name)
     return CheckResult(
         a.device,
         a.chain,
         run,
-        with_sustained_findings(a.findings, run),
+        findings,
         a.summary,
         inspected.where,
         tuple(skipped),
         inspected.health_not_read,
+        baseline,
     )
+
+
+def _baseline_document(run: Run, device: Device) -> dict[str, Any]:
+    """What a baseline needs of a run not yet saved, shaped as the store keeps it."""
+    doc = run_to_dict(run)
+    doc["device"] = {
+        "name": device.name,
+        "model": device.model,
+        "serial": device.serial,
+        "size_bytes": device.size_bytes,
+        "backing_file": device.backing_file,
+    }
+    return doc
+
+
+def with_baseline_findings(findings: list[Finding], baseline: Baseline, device: str | None) -> list[Finding]:
+    """The baseline's findings after the others; a run slower than usual is no longer "nothing wrong found"."""
+    extra = baseline_findings(baseline, device)
+    if not extra:
+        return findings
+    if any(f.severity in ("warn", "critical") for f in extra):
+        findings = [f for f in findings if f.code != "ok"]
+    return findings + extra
 
 
 def with_sustained_findings(findings: list[Finding], run: Run) -> list[Finding]:
