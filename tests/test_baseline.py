@@ -110,6 +110,15 @@ def test_runs_dated_in_the_future_are_left_out_and_said():
     assert any("5 earlier run(s) dated in the future" in n and "clock" in n for n in b.notes), b.notes
 
 
+def test_a_figure_without_an_interval_is_not_judged_and_says_why():
+    """A 1 s test has no interval: on an unchanged throttled loop such reads came out 15-39% below their median
+    (5 false alarms in 20 runs before this rule)."""
+    past = [earlier(i, 52.0) for i in range(1, 6)]
+    b = judge(current(32.0, ci=None), past, Choice("median", 5), DRIVE, current_started_s=NOW, now_s=NOW)
+    assert b.figures == () and findings(b) == []
+    assert any("no 95% interval" in n for n in b.notes)
+
+
 def test_cache_affected_figures_are_not_compared():
     past = [earlier(i, 1000.0) for i in range(1, 6)]
     b = judge(current(100, cache=True), past, Choice("median", 5), DRIVE, current_started_s=NOW, now_s=NOW)
@@ -269,8 +278,9 @@ DISKSLEUTH = [sys.executable, "-m", "disksleuth"]
 
 def _bench(dev: str, db: str, procs: str) -> dict:
     # libaio: io_uring swings under cgroup v1 blk-throttle on this kernel (docs/PERFORMANCE.md). Two read tests
-    # of 1 s each on a raw device: a few seconds a run.
-    argv = in_cgroup(procs, [*DISKSLEUTH, "bench", dev, "--engine", "libaio", "--size", "64MiB", "--time", "1",
+    # on a raw device, each stopping when its 95% interval is within 3%: about 8 s a run. Not --time 1: a test
+    # that short has no interval, and its figure is not judged (1 s reads moved 15-39% between unchanged runs).
+    argv = in_cgroup(procs, [*DISKSLEUTH, "bench", dev, "--engine", "libaio", "--size", "64MiB",
                              "--db", db, "--json"])  # fmt: skip
     res = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert res.returncode == findings_exit(res.stdout), res.stderr

@@ -214,12 +214,18 @@ def judge(
         )  # fmt: skip
     figures: list[Judged] = []
     cache_left_out = 0
+    no_interval = 0
     for t in tests:
         test_id = str(t.get("id"))
         if t.get("cache_affected"):
             cache_left_out += 1
             continue
         current = TestFigures.of(t)
+        if current.ci95_pct is None:
+            # No interval (a test too short for one, or a run from before intervals): how far chance alone moves
+            # it is unknown, and a 1 s blk-throttled read moved 15-39% between unchanged runs. Not judged.
+            no_interval += 1
+            continue
         for metric in headline_metrics(current.bs_bytes, current):
             value = current.get(metric)
             assert value is not None
@@ -234,6 +240,11 @@ def judge(
             figures.append(_judge_one(test_id, metric, value, current.ci95_pct, past))
     if cache_left_out:
         notes.append(f"{cache_left_out} test(s) measured through a cache were not compared")
+    if no_interval:
+        notes.append(
+            f"{no_interval} test(s) have no 95% interval (too short to compute one): not judged, since how much "
+            "they vary by chance is unknown"
+        )
     return Baseline(choice, identity, tuple(figures), earlier_runs=len(usable), notes=tuple(notes))
 
 
