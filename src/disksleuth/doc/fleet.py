@@ -13,11 +13,9 @@ def fleet_to_dict(rows: list[FleetRow]) -> dict[str, Any]:
     return {
         "hosts": hosts,
         "counts": fleet_counts(rows),
-        # serial_id only tells a drive seen twice from two siblings; the fleet document does not show it.
         "rows": [_row(r) for r in rows],
     }
 
 
 def _row(r: FleetRow) -> dict[str, Any]:
-    out = {k: v for k, v in asdict(r).items() if k != "serial_id"}
-    return {**out, "codes": list(r.codes), "siblings": list(r.siblings)}
+    return {**asdict(r), "codes": list(r.codes), "siblings": list(r.siblings)}

@@ -127,6 +127,7 @@ def measure(
     if history is not None and run.tests:
         baseline = baseline_for(history.db, _baseline_document(run, a.device), history.choice)
         findings = with_baseline_findings(findings, baseline, a.device.name)
+        findings = findings + _sibling_findings(history.db, run, a.device, a.chain)
     return CheckResult(
         a.device,
         a.chain,
@@ -138,6 +139,33 @@ def measure(
         inspected.health_not_read,
         baseline,
     )
+
+
+def _sibling_findings(db: str | None, run: Run, device: Device, chain: LinkChain) -> list[Finding]:
+    """This run's drive among the stored drives of its model and firmware (unlike_siblings)."""
+    from disksleuth.analysis.siblings import Drive
+    from disksleuth.analysis.verdicts import figures_from_tests
+    from disksleuth.run.siblings import sibling_findings
+
+    if not device.model or not device.firmware:
+        return []
+    figures = figures_from_tests([t for t in run.tests if not t.cache_affected])
+    host = str(run.host.get("hostname") or "")
+    serial_id = None
+    if device.serial:
+        from disksleuth import serials
+        from disksleuth.store.latest import store_serial_key
+
+        try:
+            serial_id = serials.serial_id(device.serial, store_serial_key(db))
+        except DisksleuthError:
+            return []
+    mine = {
+        "seq_read_mbps": figures.seq_read_mbps,
+        "seq_write_mbps": figures.seq_write_mbps,
+        "ceiling_mbps": chain.current_ceiling_mbps,
+    }
+    return sibling_findings(db, Drive(host, device.name, device.model, device.firmware, mine, serial_id))
 
 
 def _baseline_document(run: Run, device: Device) -> dict[str, Any]:
