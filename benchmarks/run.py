@@ -594,6 +594,15 @@ NOTES = """
   97-100% of the time where the textbook interval that treats samples as independent held it 74-82%;
   no interval from one run can see a mode the run has not visited (tests/test_confidence.py): that is
   what `--repeat N` is for.
+- **Baseline lookups at 100,000 runs (issue 23).** `benchmarks/bench_baseline.py` builds a 100,000-run SQLite store
+  (507 MB) in 13.5 s by bulk inserts of the rows one real run document (sample_run.json) gets from Store.save, then
+  times `run.baseline.baseline_of` (the earlier runs, their tests, the judgement), median of 7. On 2026-11-24 with the
+  machine quiet: a drive with 1,000 runs 19.9 ms, a drive without a serial (by name, model, size, host) 0.4 ms, and
+  the worst cases, a drive by serial with only 2 runs 58.1 ms and a new drive 56.7 ms: no new index, the candidates
+  are read newest first by id with LIMIT, so a drive with history stops early, but a drive with little history reads
+  every run's row (no index on the serial id). With the machine loaded (load average 13.8 on 2 cores) the same worst
+  cases took 131-268 ms. An index `runs (device_serial_sha256, id)` would make them an index seek; it needs a
+  migration, left to be numbered after the health tables' migration.
 - **pci.ids names for `links`.** The system's pci.ids is 1.3 MB (~37,000 lines). `links` looks up only the
   vendors present (a `bytes.find` for the vendor line, one regex scan to the end of that vendor's block,
   then a `find` for each device) instead of parsing every line: best of 20 rounds on this busy VM,

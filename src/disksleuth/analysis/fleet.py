@@ -28,6 +28,10 @@ class FleetRow:
     seq_read_started_at: str | None = None
     seq_write_run_id: int | None = None
     seq_write_started_at: str | None = None
+    firmware: str | None = None
+    # unlike_siblings findings (analysis/siblings.py) against the drives of the same model and firmware
+    siblings: tuple[dict[str, Any], ...] = ()
+    serial_id: str | None = None
 
 
 def _worst(findings: list[dict[str, Any]]) -> str:
@@ -61,9 +65,41 @@ def fleet_rows(runs: list[dict[str, Any]]) -> list[FleetRow]:
                 seq_read_started_at=r.get("seq_read_started_at"),
                 seq_write_run_id=r.get("seq_write_run_id"),
                 seq_write_started_at=r.get("seq_write_started_at"),
+                firmware=r.get("device_firmware"),
+                serial_id=r.get("device_serial_sha256"),
             )
         )
     return sorted(rows, key=lambda x: (-SEVERITY_ORDER.get(x.worst, 0), x.host, x.device))
+
+
+def with_siblings(rows: list[FleetRow]) -> list[FleetRow]:
+    """Each row with its drive judged among the drives of the same model and firmware (unlike_siblings):
+    the finding joins the row's codes and can make it worse; worst first again."""
+    from dataclasses import replace
+
+    from disksleuth.analysis.siblings import Drive, judge_fleet
+
+    drives = [
+        Drive(
+            r.host,
+            r.device,
+            r.model,
+            r.firmware,
+            {"seq_read_mbps": r.seq_read_mbps, "seq_write_mbps": r.seq_write_mbps, "ceiling_mbps": r.ceiling_mbps},
+            r.serial_id,
+        )
+        for r in rows
+    ]
+    found = judge_fleet(drives)
+    out = []
+    for r in rows:
+        mine = found.get((r.host, r.device)) or []
+        if mine:
+            worst = max([r.worst, *(f.severity for f in mine)], key=lambda s: SEVERITY_ORDER.get(s, 0))
+            codes = tuple(dict.fromkeys([*r.codes, *(f.code for f in mine)]))
+            r = replace(r, worst=worst, codes=codes, siblings=tuple(f.to_dict() for f in mine))
+        out.append(r)
+    return sorted(out, key=lambda x: (-SEVERITY_ORDER.get(x.worst, 0), x.host, x.device))
 
 
 def fleet_counts(rows: list[FleetRow]) -> dict[str, int]:

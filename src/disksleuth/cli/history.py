@@ -44,6 +44,7 @@ def register(add: AddCommand) -> None:
         action="store_true",
         help="Read/Write MB/s per test in plain text, as CrystalDiskMark results are shared",
     )
+    options.add_baseline(p)
     options.add_db(p)
 
     p = add("compare", run_compare, "saved runs side by side, with ratios or % of a reference")
@@ -142,11 +143,11 @@ def _agree_to_prune(found: list[tuple[int, str]], *, env: Environment, json: boo
 
 
 def run_show(args: argparse.Namespace, env: Environment) -> int:
-    from disksleuth.run.history import load_runs
+    from disksleuth.run.history import show_run
 
     if args.grid and (args.json or args.commands):
         raise UsageError("--grid is plain text for pasting: leave out --json and --commands")
-    (doc,) = load_runs(args.db, [args.run] if args.run else [])
+    doc = show_run(args.db, args.run, args.baseline)
     if args.json:
         emit(env, doc)
     elif args.grid:

@@ -42,7 +42,7 @@ def register_bench(add: AddCommand) -> None:
 
 
 def run_check(args: argparse.Namespace, env: Environment) -> int:
-    from disksleuth.present.check_view import render_check, render_device_header, render_verdict
+    from disksleuth.present.check_view import render_baseline, render_check, render_device_header, render_verdict
     from disksleuth.present.text import console, safe_text
     from disksleuth.run.check import inspect
 
@@ -64,6 +64,7 @@ def run_check(args: argparse.Namespace, env: Environment) -> int:
         render_device_header(result.device, result.chain, health, result.where, result.health_not_read)
     if run.tests:
         render_check(result.device, result.chain, run, result.findings, result.summary, show_commands=args.commands)
+        render_baseline(doc.get("baseline"))
         _save(args, env, doc, run)  # after the figures: a failing save cannot hide them
     else:
         for what in result.skipped:
@@ -77,7 +78,7 @@ def run_check(args: argparse.Namespace, env: Environment) -> int:
 
 def run_bench(args: argparse.Namespace, env: Environment) -> int:
     from disksleuth.present.bench_view import render_run
-    from disksleuth.present.check_view import render_verdict
+    from disksleuth.present.check_view import render_baseline, render_verdict
     from disksleuth.run.check import inspect
 
     opts = bench_options(args, env)  # bad options are one line before anything is inspected
@@ -88,6 +89,7 @@ def run_bench(args: argparse.Namespace, env: Environment) -> int:
     else:
         render_run(result.run, show_commands=args.commands)  # the figures first: a failing save cannot hide them
         render_verdict(result.findings, result.summary)
+        render_baseline(doc.get("baseline"))
         _save(args, env, doc, result.run)
         _say_saved(doc)
     return exit_for(result.findings)  # the same contract as check: 1 when a finding is at warn or critical
@@ -97,12 +99,18 @@ def _measure(
     args: argparse.Namespace, env: Environment, inspected: Any, opts: Any, kind: str
 ) -> tuple[Any, dict[str, Any]]:
     from disksleuth.doc.run import run_document
-    from disksleuth.run.check import measure
+    from disksleuth.run.baseline import parse_choice
+    from disksleuth.run.check import History, measure
 
     events = _events(args, env)
     try:
         result = measure(
-            inspected, opts, events, kind=kind, with_history=True, history_db=args.db, keep_health=not args.no_save
+            inspected,
+            opts,
+            events,
+            kind=kind,
+            history=History(args.db, parse_choice(args.baseline)),
+            keep_health=not args.no_save,
         )
     finally:
         events.close()
@@ -114,6 +122,7 @@ def _measure(
         result.summary,
         health_not_read=result.health_not_read,
         skipped=result.skipped,
+        baseline=result.baseline,
     )
     return result, doc
 
@@ -129,7 +138,10 @@ def _events(args: argparse.Namespace, env: Environment) -> Any:  # an Events imp
 
 
 def bench_options(args: argparse.Namespace, env: Environment) -> Any:
+    from disksleuth.run.baseline import parse_choice
     from disksleuth.run.bench import BenchOptions
+
+    parse_choice(args.baseline)  # a bad --baseline is one line before anything is measured
     from disksleuth.run.plan import DEFAULT_PRECISION_PCT
     from disksleuth.units import parse_positive, parse_size
 

@@ -25,12 +25,23 @@ def add_sysfs_root(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sysfs-root", metavar="DIR", default=argparse.SUPPRESS, help=SYSFS_HELP)
 
 
+BASELINE_HELP = (
+    "compare each figure with this drive's earlier runs of the same test, measured the same way: the median of "
+    "the last N (median:N, default median:5), the last run (last), or run RUN"
+)
+
+
+def add_baseline(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--baseline", metavar="RUN|last|median:N", help=BASELINE_HELP)
+
+
 def add_measuring(p: argparse.ArgumentParser) -> None:
     """check and bench: where the run is saved, how big and how long its tests are."""
     add_db(p)
     p.add_argument("--tag", action="append", metavar="TAG", help="label the saved run (repeatable)")
     p.add_argument("--note", metavar="TEXT", help="a free-form note on the saved run")
     p.add_argument("--no-save", action="store_true", help="do not save the run in the results store")
+    add_baseline(p)
     p.add_argument(
         "--size",
         metavar="SIZE",

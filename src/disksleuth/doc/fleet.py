@@ -13,5 +13,9 @@ def fleet_to_dict(rows: list[FleetRow]) -> dict[str, Any]:
     return {
         "hosts": hosts,
         "counts": fleet_counts(rows),
-        "rows": [{**asdict(r), "codes": list(r.codes)} for r in rows],
+        "rows": [_row(r) for r in rows],
     }
+
+
+def _row(r: FleetRow) -> dict[str, Any]:
+    return {**asdict(r), "codes": list(r.codes), "siblings": list(r.siblings)}

@@ -22,6 +22,8 @@ def runs_to_dict(rows: list[dict[str, Any]], total: int) -> dict[str, Any]:
                 "tags": r["tags"],
                 "summary": r["summary"],
                 "note": r["note"],
+                # slower or faster than usual when it was measured (its baseline finding), else null
+                "baseline": r.get("baseline"),
             }
             for r in rows
         ],

@@ -11,6 +11,7 @@ from disksleuth.doc.health import health_to_dict
 from disksleuth.model.run import Run, TestResult
 
 if TYPE_CHECKING:
+    from disksleuth.analysis.baseline import Baseline
     from disksleuth.analysis.verdicts import Figures
     from disksleuth.model import Device, Finding, LinkChain
 
@@ -149,6 +150,7 @@ def run_document(
     *,
     health_not_read: str | None = None,
     skipped: tuple[str, ...] = (),
+    baseline: Baseline | None = None,
 ) -> dict[str, Any]:
     """The document of one measured run, whichever command made it (`check` or `bench`): the same keys."""
     from disksleuth.doc.inventory import device_to_dict
@@ -167,6 +169,10 @@ def run_document(
     }
     if "sustained" in base:  # the sustained profile's fill, also at the top (issue 14)
         doc["sustained"] = base["sustained"]
+    if baseline is not None:  # the run against its drive's earlier runs (issue 23)
+        from disksleuth.doc.baseline import baseline_to_dict
+
+        doc["baseline"] = baseline_to_dict(baseline)
     return doc
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from disksleuth.model import Device, Finding, LinkChain
 from disksleuth.model.run import Health, Run
 from disksleuth.units import fmt_bytes
@@ -73,3 +75,17 @@ def render_check(
             + "[/yellow]"
         )
     render_verdict(findings, summary)
+
+
+def render_baseline(baseline: dict[str, Any] | None) -> None:
+    """The run against its drive's earlier runs, in one line (and what was left out, and why); its
+    slower/faster findings are among the findings above."""
+    if not baseline:
+        return
+    from disksleuth.present.text import console, safe_text
+
+    out = console()
+    colour = {"slower": "yellow", "faster": "cyan"}.get(baseline.get("verdict") or "", "dim")
+    out.print(f"[{colour}]{safe_text(baseline['summary'])}[/{colour}]")
+    for note in baseline.get("notes") or []:
+        out.print(f"[dim]  {safe_text(note)}[/dim]")

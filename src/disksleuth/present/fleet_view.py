@@ -64,5 +64,8 @@ def render_fleet(rows: list[FleetRow]) -> None:
         }
         table.add_row(*(cells[c] for c in columns))
     out.print(table)
+    for r in rows:
+        for f in r.siblings:
+            out.print(f"[{_STYLE[f['severity']]}]{safe_text(f['message'])}[/]")
     if "read MB/s" in columns and any(older(r) for r in rows):
         out.print("[dim]* from an older run: the newest has no sequential read (run ids in --json)[/dim]")

@@ -17,6 +17,7 @@ RUNS_COLUMNS: tuple[tuple[str, str, int, int | None], ...] = (
     ("device", "left", 0, 10),
     ("target", "left", 0, 16),
     ("tags", "left", 2, 8),
+    ("vs usual", "left", 1, None),  # slower/faster than the drive's earlier runs when it was measured
     ("summary", "left", 0, 28),
 )
 # Spare columns go to these, in turn, up to each one's whole text (or the cap): the short names
@@ -90,6 +91,7 @@ def render_runs(rows: list[dict[str, Any]], total: int, stored: int) -> None:
                 r["device_model"] or r["device_name"] or "",
                 r["target"] or "",
                 ", ".join(str(t) for t in r["tags"]),
+                r.get("baseline") or "",
                 " ".join(str(r["summary"] or "").split()),
             )
         ]
@@ -132,7 +134,7 @@ def render_stored_run(doc: dict[str, Any], show_commands: bool = False) -> None:
     from disksleuth.doc.run import run_from_dict
     from disksleuth.model import Finding
     from disksleuth.present.bench_view import render_run
-    from disksleuth.present.check_view import render_verdict
+    from disksleuth.present.check_view import render_baseline, render_verdict
     from disksleuth.present.text import console, safe_text
 
     run = doc["run"]
@@ -151,3 +153,4 @@ def render_stored_run(doc: dict[str, Any], show_commands: bool = False) -> None:
     ]
     if findings or doc.get("summary"):
         render_verdict(findings, doc.get("summary") or "")
+    render_baseline(doc.get("baseline"))

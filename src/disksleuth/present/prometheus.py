@@ -186,8 +186,19 @@ def families(snap: Snapshot) -> list[Metric]:
         "When the newest stored benchmark of each device and test started.",
         labels=["device", "test"],
     )
+    baseline_ratio = GaugeMetricFamily(
+        "disksleuth_bench_baseline_ratio",
+        "The newest stored figure of each device and test (MB/s for large blocks, IOPS for 4K) divided by its "
+        "median over the drive's 5 earlier runs of the same test, measured the same way (1 = as usual; absent "
+        "until 3 earlier runs exist). disksleuth flags slower_than_usual only when the difference also exceeds "
+        "the run's interval and the usual spread.",
+        labels=["device", "test", "direction"],
+    )
     for t in snap.bench:
         labels = [_label(t["device"]), _label(t["test_id"])]
+        for direction in ("read", "write"):
+            if t.get(f"baseline_{direction}_ratio") is not None:
+                baseline_ratio.add_metric([*labels, direction], t[f"baseline_{direction}_ratio"])
         for direction in ("read", "write"):
             if t.get(f"{direction}_mbps") is not None:
                 bench_bps.add_metric([*labels, direction], t[f"{direction}_mbps"] * MB)
@@ -230,6 +241,7 @@ def families(snap: Snapshot) -> list[Metric]:
         bench_latency,
         direction_latency,
         bench_time,
+        baseline_ratio,
         store_up,
         store_read,
         *health_metrics,

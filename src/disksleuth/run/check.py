@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from typing import Any
 
+from disksleuth.analysis.baseline import DEFAULT_CHOICE, Baseline, Choice
+from disksleuth.analysis.baseline import findings as baseline_findings
 from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.health import no_smart_reason
 from disksleuth.analysis.sustained import findings as sustained_findings
 from disksleuth.analysis.verdicts import assess_run
+from disksleuth.doc.run import run_to_dict
 from disksleuth.errors import DisksleuthError, ToolMissing
 from disksleuth.model import Device, Finding, LinkChain, VirtualHop
 from disksleuth.model.run import MemoryBacking, Run
@@ -21,6 +25,7 @@ from disksleuth.probe.host import host_info
 from disksleuth.probe.memory import target_memory_backing
 from disksleuth.probe.smart import read_health
 from disksleuth.probe.target import TargetInfo, inspect_target
+from disksleuth.run.baseline import baseline_for
 from disksleuth.run.bench import BenchOptions, Events, run_bench
 from disksleuth.run.health_history import observe
 from disksleuth.run.plan import VIRTUAL
@@ -53,6 +58,15 @@ class CheckResult:
     where: str | None  # "ext4 on /" for a directory or file target
     skipped: tuple[str, ...] = ()  # what could not run, in plain words ("the benchmark: fio is not installed ...")
     health_not_read: str | None = None  # why no drive health was read, when that is known before trying
+    baseline: Baseline | None = None  # the run against its drive's earlier runs (None: not looked up)
+
+
+@dataclass(frozen=True)
+class History:
+    """Where a measured run's earlier runs are (the results store) and which of them it is compared with."""
+
+    db: str | None
+    choice: Choice = DEFAULT_CHOICE
 
 
 def device_of(target: TargetInfo) -> Device:
@@ -92,11 +106,11 @@ def measure(
     events: Events | None = None,
     *,
     kind: str = "check",
-    with_history: bool = False,
-    history_db: str | None = None,
+    history: History | None = None,
     keep_health: bool = True,
 ) -> CheckResult:
-    """Benchmark the inspected target and judge the run: the same for `check` and `bench`.
+    """Benchmark the inspected target and judge the run: the same for `check` and `bench`. With `history`,
+    each figure is also compared with the drive's earlier runs in the store (slower/faster_than_usual).
 
     `check` without fio still answers with the link chain and health; `bench` needs fio (ToolMissing). With the
     history, the drive's health reading is kept in the store (`keep_health`) and its counter findings are told
@@ -112,23 +126,79 @@ def measure(
         skipped.append(f"the benchmark: {exc}")
         run = _run_without_benchmark(target, opts, skipped)
     a = assess_run(run, inspected.device, memory=memory_of(target), target_kind=target.kind)
-    findings = a.findings
+    findings = with_sustained_findings(a.findings, run)
     health = run.health_after or run.health_before
-    if with_history and health is not None:
+    if history is not None and health is not None:
         disk = run.disk or target.disk
         findings = observe(
-            health, findings, history_db, device_name=disk.name if disk else None, source=kind, keep=keep_health
+            health, findings, history.db, device_name=disk.name if disk else None, source=kind, keep=keep_health
         ).findings
+    baseline = None
+    if history is not None and run.tests:
+        baseline = baseline_for(history.db, _baseline_document(run, a.device), history.choice)
+        findings = with_baseline_findings(findings, baseline, a.device.name)
+        findings = findings + _sibling_findings(history.db, run, a.device, a.chain)
     return CheckResult(
         a.device,
         a.chain,
         run,
-        with_sustained_findings(findings, run),
+        findings,
         a.summary,
         inspected.where,
         tuple(skipped),
         inspected.health_not_read,
+        baseline,
     )
+
+
+def _sibling_findings(db: str | None, run: Run, device: Device, chain: LinkChain) -> list[Finding]:
+    """This run's drive among the stored drives of its model and firmware (unlike_siblings)."""
+    from disksleuth.analysis.siblings import Drive
+    from disksleuth.analysis.verdicts import figures_from_tests
+    from disksleuth.run.siblings import sibling_findings
+
+    if not device.model or not device.firmware:
+        return []
+    figures = figures_from_tests([t for t in run.tests if not t.cache_affected])
+    host = str(run.host.get("hostname") or "")
+    serial_id = None
+    if device.serial:
+        from disksleuth import serials
+        from disksleuth.store.latest import store_serial_key
+
+        try:
+            serial_id = serials.serial_id(device.serial, store_serial_key(db))
+        except DisksleuthError:
+            return []
+    mine = {
+        "seq_read_mbps": figures.seq_read_mbps,
+        "seq_write_mbps": figures.seq_write_mbps,
+        "ceiling_mbps": chain.current_ceiling_mbps,
+    }
+    return sibling_findings(db, Drive(host, device.name, device.model, device.firmware, mine, serial_id))
+
+
+def _baseline_document(run: Run, device: Device) -> dict[str, Any]:
+    """What a baseline needs of a run not yet saved, shaped as the store keeps it."""
+    doc = run_to_dict(run)
+    doc["device"] = {
+        "name": device.name,
+        "model": device.model,
+        "serial": device.serial,
+        "size_bytes": device.size_bytes,
+        "backing_file": device.backing_file,
+    }
+    return doc
+
+
+def with_baseline_findings(findings: list[Finding], baseline: Baseline, device: str | None) -> list[Finding]:
+    """The baseline's findings after the others; a run slower than usual is no longer "nothing wrong found"."""
+    extra = baseline_findings(baseline, device)
+    if not extra:
+        return findings
+    if any(f.severity in ("warn", "critical") for f in extra):
+        findings = [f for f in findings if f.code != "ok"]
+    return findings + extra
 
 
 def with_sustained_findings(findings: list[Finding], run: Run) -> list[Finding]:

@@ -178,7 +178,8 @@ class BenchReader:
             from disksleuth.store.latest import latest_tests, store_serial_key
 
             try:
-                outcome["bench"] = tuple(latest_tests(self.db_url, self.hostname, timeout_s=STORE_DRIVER_TIMEOUT_S))
+                bench = latest_tests(self.db_url, self.hostname, timeout_s=STORE_DRIVER_TIMEOUT_S)
+                outcome["bench"] = tuple(_with_baseline_ratios(self.db_url, bench))
                 if self.serial_key is None:
                     self.serial_key = store_serial_key(self.db_url, timeout_s=STORE_DRIVER_TIMEOUT_S)
             except StoreMissing as exc:
@@ -205,6 +206,22 @@ class BenchReader:
         if "missing" in outcome:
             return BenchReading((), str(outcome["missing"]), self.last_ok_at, missing=True)
         return BenchReading((), str(outcome["error"]), self.last_ok_at)
+
+
+def _with_baseline_ratios(db_url: str | None, bench: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each newest figure with its ratio to the drive's usual (median of its 5 earlier runs), as
+    `baseline_read_ratio` / `baseline_write_ratio`. A baseline that cannot be made costs only the ratios."""
+    from disksleuth.run.baseline import latest_ratios
+
+    try:
+        ratios = latest_ratios(db_url, [t["run_id"] for t in bench], timeout_s=STORE_DRIVER_TIMEOUT_S)
+    except DisksleuthError:
+        return bench
+    out = []
+    for t in bench:
+        keys = {d: (t["run_id"], t["test_id"], d) for d in ("read", "write")}
+        out.append({**t, **{f"baseline_{d}_ratio": ratios[k] for d, k in keys.items() if k in ratios}})
+    return out
 
 
 def snapshot(

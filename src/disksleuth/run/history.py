@@ -7,11 +7,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from disksleuth.analysis.baseline import FASTER, SLOWER
 from disksleuth.analysis.compare import Comparison, compare
+from disksleuth.doc.baseline import baseline_to_dict
 from disksleuth.doc.run import with_sustained
 from disksleuth.errors import DisksleuthError, UsageError
 from disksleuth.model.run import Run
+from disksleuth.run.baseline import baseline_of, parse_choice
 from disksleuth.run.selection import parse_age_s, parse_run_ids
+from disksleuth.store.baseline import finding_codes
 from disksleuth.store.db import Store
 from disksleuth.store.files import is_unsaved_file, keep_unsaved, read_export_file, write_export
 
@@ -72,6 +76,11 @@ def list_runs(db: str | None, *, device: str | None, tag: str | None, host: str 
     with Store(db, create=False, read_only=True) as store:
         rows, total = store.list_runs(device=device, tag=tag, host=host, limit=limit or None)
         stored = store.count() if not rows else total
+        # How each run compared with its drive's earlier runs when it was measured (its stored findings).
+        judged = finding_codes(store, [r["id"] for r in rows], (SLOWER, FASTER))
+    for r in rows:
+        codes = judged.get(r["id"], set())
+        r["baseline"] = "slower" if SLOWER in codes else "faster" if FASTER in codes else None
     return RunsPage(rows, total, stored)
 
 
@@ -110,6 +119,16 @@ def load_runs(db: str | None, ids_text: Sequence[str], *, with_series: bool = Tr
                 raise UsageError("no runs yet: `disksleuth check` or `disksleuth bench DIR` saves one")
             ids = [int(newest[0]["id"])]
         return [with_sustained(store.load(i, with_series=with_series)) for i in ids]
+
+
+def show_run(db: str | None, run_text: str | None, baseline: str | None = None) -> dict[str, Any]:
+    """One stored run (the newest without `run_text`), with its figures against the drive's runs stored
+    before it (`baseline`: --baseline)."""
+    choice = parse_choice(baseline)
+    (doc,) = load_runs(db, [run_text] if run_text else [])
+    with Store(db, create=False, read_only=True) as store:
+        doc["baseline"] = baseline_to_dict(baseline_of(store, doc, choice))
+    return doc
 
 
 def compare_runs(

@@ -98,6 +98,8 @@ def latest_runs_per_host_device(db_url: str | None, host: str | None = None) -> 
             RUNS.c.hostname,
             RUNS.c.device_name,
             RUNS.c.device_model,
+            RUNS.c.device_firmware,
+            RUNS.c.device_serial_sha256,
             RUNS.c.device_transport,
             RUNS.c.started_at,
             RUNS.c.kind,
