@@ -25,6 +25,15 @@ os.environ["DISKSLEUTH_DB"] = f"sqlite:///{_STORE_DIR}/results.sqlite"
 # A run the store refuses is kept under the data directory: that one is throwaway too.
 os.environ["XDG_DATA_HOME"] = os.path.join(_STORE_DIR, "data")
 
+@pytest.fixture(autouse=True)
+def _own_store(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test its own throwaway store: a run saved by one test is never another's history (a baseline
+    would judge one test's figures against another's device runs) nor its "newest run"."""
+    folder = tmp_path_factory.mktemp("store")
+    monkeypatch.setenv("DISKSLEUTH_DB", f"sqlite:///{folder}/results.sqlite")
+    monkeypatch.setenv("XDG_DATA_HOME", str(folder / "data"))
+
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
 SYSFS = os.path.join(DATA, "sysfs")

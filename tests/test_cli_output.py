@@ -164,7 +164,7 @@ def test_output_decisions_follow_the_injected_environment():
     assert not env(stderr_isatty=True, environ={"TERM": "dumb"}).progress_on_stderr
     assert isinstance(_events(args, env(stderr_isatty=True, environ={"TERM": "dumb"})), QuietEvents)
     bench_args = argparse.Namespace(
-        profile="quick", size=None, engine=None, destructive=False, yes=False, time=None, precision=None
+        profile="quick", size=None, engine=None, destructive=False, yes=False, time=None, precision=None, baseline=None
     )
     assert bench_options(bench_args, env(stdin_isatty=True, stderr_isatty=True)).interactive
     assert not bench_options(bench_args, env(stdin_isatty=True)).interactive

@@ -45,9 +45,9 @@ def fit_runs_columns(rows: list[list[str]], width: int) -> dict[str, int]:
         header: natural[header] if least is None else min(natural[header], max(len(header), least))
         for header, _justify, _rank, least in RUNS_COLUMNS
     }
-    # A column empty in every row (no run has tags) joins last.
+    # A column empty in every row (no run has tags, none was judged against its usual) is left out.
     empty = {header for i, (header, _j, _r, _n) in enumerate(RUNS_COLUMNS) if not any(row[i] for row in rows)}
-    optional = sorted((header in empty, rank, header) for header, _j, rank, _n in RUNS_COLUMNS if rank)
+    optional = sorted((rank, header) for header, _j, rank, _n in RUNS_COLUMNS if rank and header not in empty)
     widths = {header: narrowest[header] for header, _j, rank, _n in RUNS_COLUMNS if not rank}
 
     def used() -> int:
