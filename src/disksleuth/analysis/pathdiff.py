@@ -331,8 +331,9 @@ def _finding_text(f: dict[str, Any]) -> str:
 
 
 def _finding_changes(a: dict[str, Any], b: dict[str, Any]) -> list[PathChange]:
-    fa = {_finding_key(f): f for f in a.get("findings") or [] if isinstance(f, dict)}
-    fb = {_finding_key(f): f for f in b.get("findings") or [] if isinstance(f, dict)}
+    # "ok" says only that no other finding was made: the others coming and going already say it.
+    fa = {_finding_key(f): f for f in a.get("findings") or [] if isinstance(f, dict) and f.get("code") != "ok"}
+    fb = {_finding_key(f): f for f in b.get("findings") or [] if isinstance(f, dict) and f.get("code") != "ok"}
     out = [PathChange("findings", "finding", None, _finding_text(f), None) for k, f in fa.items() if k not in fb]
     out += [PathChange("findings", "finding", None, None, _finding_text(f)) for k, f in fb.items() if k not in fa]
     return out
@@ -379,7 +380,7 @@ def path_changes(run_a: dict[str, Any], run_b: dict[str, Any]) -> tuple[PathChan
 def change_line(c: PathChange) -> str:
     """One change in words: 'link PCIe 0000:03:00.0: PCIe 2.0 x1 (~450 MB/s) → PCIe 2.0 x4 (~1,800 MB/s)'."""
     if c.area == "findings":
-        return f"new finding {c.after}" if c.before is None else f"finding gone: {c.before}"
+        return f"new finding: {c.after}" if c.before is None else f"finding gone: {c.before}"
     if c.what == "hop":
         return f"hop appeared: {c.hop}, {c.after}" if c.before is None else f"hop gone: {c.hop}, {c.before}"
     if c.area == "health":
@@ -468,8 +469,13 @@ def _ceilings(run_a: dict[str, Any], run_b: dict[str, Any], f: FigureChange) -> 
 
 def _unchanged(f: FigureChange, causes: list[PathChange], c: _Ceilings) -> Explanation:
     """The path changed and the figure did not: which hop still limits it, or that the link does not."""
-    link = [x for x in causes if x.area == "link"]
-    text = f"{figure_text(f)}, though " + ("the link changed" if link else _listed(causes))
+    if any(x.area == "link" for x in causes):
+        what = "the link changed"
+    elif any(x.area == "device" and x.what in ("drive", "model", "device") for x in causes):
+        what = "it is a different drive"
+    else:
+        what = " and ".join(dict.fromkeys(x.what for x in causes)) + " changed"
+    text = f"{figure_text(f)}, though {what}"
     if c.share_after is not None and c.share_after >= LINK_LIMITED_SHARE:
         text += f": {c.after_hop} still limits it ({_pct(c.share_after)} of its {mbps_text(c.after)})."
     elif c.share_after is not None:
