@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from disksleuth.analysis.pathdiff import FigureChange, PairDiff, diff_pair
+from disksleuth.analysis.ratios import format_ratio
+
 METRICS = ("read_mbps", "write_mbps", "read_iops", "write_iops", "lat_p99_us")
 # A mixed test (randrw, rw) has a latency per direction: its headline latency is whichever direction did a few
 # more I/Os, so between two runs the row could compare reads with writes (57 ms reads beside 97 ms writes).
@@ -62,6 +65,8 @@ class Comparison:
     reference_id: int | None
     rows: tuple[Row, ...]
     differences: tuple[Difference, ...] = ()  # how the runs were measured differently; () when alike
+    # Each other run against the baseline: what changed on the path, and whether it explains the figures.
+    paths: tuple[PairDiff, ...] = ()
 
 
 def run_label(doc: dict[str, Any]) -> str:
@@ -156,6 +161,11 @@ def compare(docs: list[dict[str, Any]], baseline: int = 0, reference: dict[str, 
                 cis = tuple((tests.get(test_id) or {}).get("ci95_pct") for tests in by_run)
             rows.append(Row(test_id, metric, values, ratios, pct, cis))
     rows = _judged(rows, baseline)
+    paths = tuple(
+        diff_pair(docs[baseline], doc, figure_changes(rows, docs, baseline, i))
+        for i, doc in enumerate(docs)
+        if i != baseline
+    )
     return Comparison(
         run_ids=tuple(d["run"]["id"] for d in docs),
         labels=tuple(run_label(d) for d in docs),
@@ -163,7 +173,42 @@ def compare(docs: list[dict[str, Any]], baseline: int = 0, reference: dict[str, 
         reference_id=reference["run"]["id"] if reference else None,
         rows=tuple(rows),
         differences=method_differences(docs),
+        paths=paths,
     )
+
+
+SMALL_BLOCK_BYTES = 64 * 1024  # up to here a test's figure is quoted in IOPS (random 4K), above in MB/s
+
+
+def figure_changes(rows: list[Row], docs: list[dict[str, Any]], baseline: int, i: int) -> list[FigureChange]:
+    """Run i's figures against the baseline's, one per test and direction, with the judgement made on them
+    (a direction's MB/s and IOPS share one): what pathdiff explains."""
+    by_key = {(r.test_id, r.metric): r for r in rows}
+    bs = {t["id"]: t.get("bs_bytes") for d in docs for t in d.get("tests") or [] if t.get("bs_bytes")}
+    out = []
+    for test_id in dict.fromkeys(r.test_id for r in rows):
+        for direction in ("read", "write"):
+            mbps = by_key.get((test_id, f"{direction}_mbps"))
+            iops = by_key.get((test_id, f"{direction}_iops"))
+            small = isinstance(bs.get(test_id), int) and bs[test_id] <= SMALL_BLOCK_BYTES
+            quoted = (iops or mbps) if small else (mbps or iops)
+            if quoted is None or quoted.values[i] is None or quoted.values[baseline] is None:
+                continue
+            word = (mbps or quoted).changes[i] if (mbps or quoted).changes else None
+            out.append(
+                FigureChange(
+                    test_id,
+                    direction,
+                    quoted.metric,
+                    quoted.values[baseline],
+                    quoted.values[i],
+                    quoted.ratios[i],
+                    word,
+                    mbps.values[baseline] if mbps else None,
+                    mbps.values[i] if mbps else None,
+                )
+            )
+    return out
 
 
 def _metrics(test_id: str, by_run: list[dict[str, dict[str, Any]]]) -> tuple[str, ...]:
@@ -195,20 +240,6 @@ def _judged(rows: list[Row], baseline: int) -> list[Row]:
                 changes = tuple(m if m is not None else c for m, c in zip(mbps, changes, strict=True))
         out.append(replace(r, changes=changes))
     return out
-
-
-def format_ratio(ratio: float | None) -> str:
-    """Always a multiple of the baseline, so a column holds one unit: 0.62x, 1.00x, 3.33x, 312x (never a
-    % change beside a x-ratio, and never "-0%")."""
-    if ratio is None:
-        return "—"
-    if ratio >= 100:
-        return f"{ratio:,.0f}x"
-    if ratio >= 10:
-        return f"{ratio:.1f}x"
-    if ratio >= 0.01 or ratio == 0:
-        return f"{ratio:.2f}x"
-    return f"{ratio:.2g}x"
 
 
 def change_word(ratio: float | None, metric: str, noise: float | None = None) -> str | None:

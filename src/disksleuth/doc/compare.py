@@ -5,6 +5,49 @@ from __future__ import annotations
 from typing import Any
 
 from disksleuth.analysis.compare import LOWER_IS_BETTER, METRIC_LABELS, Comparison, differences_line
+from disksleuth.analysis.pathdiff import PathChange, figure_text
+
+
+def _change(c: PathChange) -> dict[str, Any]:
+    return {
+        "what": c.what,
+        "hop": c.hop,
+        "before": c.before,
+        "after": c.after,
+        "area": c.area,
+        "before_mbps": c.before_mbps,
+        "after_mbps": c.after_mbps,
+    }
+
+
+def path_changes_to_list(c: Comparison) -> list[dict[str, Any]]:
+    """What changed on the path from the baseline to each other run: [] for an unchanged device."""
+    return [{**_change(x), "run": p.run_id, "baseline": p.baseline_id} for p in c.paths for x in p.changes]
+
+
+def explanations_to_list(c: Comparison) -> list[dict[str, Any]]:
+    """Per figure that moved (or held while its path changed): the ratio, and the changes that explain it
+    (`explained` true), may (null), or that none does (false, `changes` [])."""
+    return [
+        {
+            "run": p.run_id,
+            "baseline": p.baseline_id,
+            "test": e.figure.test_id,
+            "direction": e.figure.direction,
+            "metric": e.figure.metric,
+            "figure": figure_text(e.figure),
+            "before": e.figure.before,
+            "after": e.figure.after,
+            "ratio": None if e.figure.ratio is None else round(e.figure.ratio, 4),
+            "change": e.figure.word,
+            "verdict": e.verdict,
+            "explained": e.explained,
+            "changes": [_change(x) for x in e.because],
+            "text": e.text,
+        }
+        for p in c.paths
+        for e in p.explanations
+    ]
 
 
 def compare_to_dict(c: Comparison) -> dict[str, Any]:
@@ -15,6 +58,10 @@ def compare_to_dict(c: Comparison) -> dict[str, Any]:
         # How the runs were measured differently (added field): [] when alike, and the warning line.
         "differences": [{"what": d.what, "values": list(d.values)} for d in c.differences],
         "warning": differences_line(c),
+        # What changed on the path between the baseline and each run, and whether it explains the figures
+        # (added fields, issue 28).
+        "path_changes": path_changes_to_list(c),
+        "explanations": explanations_to_list(c),
         "rows": [
             {
                 "test": r.test_id,

@@ -11,6 +11,14 @@ from disksleuth.analysis.compare import (
     differences_line,
     table_cells,
 )
+from disksleuth.analysis.pathdiff import (
+    COLUMNS_HEADING,
+    EXPLAIN_HEADING,
+    by_column,
+    change_line,
+    pair_heading,
+    path_columns,
+)
 from disksleuth.present.text import safe_text
 
 
@@ -31,8 +39,28 @@ def to_markdown(c: Comparison) -> str:
     warning = differences_line(c)
     if warning:
         lines.append(f"\n**Warning:** {_md_cell(warning)}")
-
+    lines += _md_paths(c)
     return "\n".join(lines) + "\n"
+
+
+def _md_paths(c: Comparison) -> list[str]:
+    """The path's changes and what they explain, in the table view's words."""
+    lines: list[str] = []
+    columns = path_columns(c.paths, c.run_ids, c.baseline)
+    if by_column(c.paths) and columns:
+        lines += [f"\n**{COLUMNS_HEADING}**\n", "| what | hop | " + " | ".join(_md_cell(x) for x in c.labels) + " |"]
+        lines.append("|---|---|" + "---|" * len(c.labels))
+        lines += ["| " + " | ".join(_md_cell(x) for x in (what, hop, *values)) + " |" for what, hop, values in columns]
+    elif not by_column(c.paths):
+        for p in c.paths:
+            if p.changes:
+                lines.append(f"\n**{pair_heading(p)}**\n")
+                lines += [f"- {_md_cell(change_line(x))}" for x in p.changes]
+    explanations = [e for p in c.paths for e in p.explanations]
+    if explanations:
+        lines.append(f"\n**{EXPLAIN_HEADING}**\n")
+        lines += [f"- {_md_cell(e.text)}" for e in explanations]
+    return lines
 
 
 def to_csv(c: Comparison) -> str:
@@ -82,3 +110,34 @@ def render_table(c: Comparison) -> None:
             "for latency lower is better; same: within 1%, or within what the two runs' 95% intervals "
             "allow.[/dim]"
         )
+    _render_paths(c, out)
+
+
+def _render_paths(c: Comparison, out: Any) -> None:
+    """What changed on the path (only what changed: nothing at all for an unchanged device), then whether it
+    explains each figure that moved."""
+    from rich.padding import Padding
+    from rich.text import Text
+
+    from disksleuth.present.text import Col, print_fitted_table
+
+    def item(text: str) -> Padding:  # wrapped lines indented under their first
+        return Padding(Text(safe_text(text, markup=False)), (0, 0, 0, 2))
+
+    columns = path_columns(c.paths, c.run_ids, c.baseline)
+    if by_column(c.paths) and columns:
+        out.print(Text(COLUMNS_HEADING, style="bold"))
+        header = ["what", "hop", *(f"#{rid}" for rid in c.run_ids)]
+        cells = [[safe_text(x, markup=False) for x in (what, hop, *values)] for what, hop, values in columns]
+        print_fitted_table([Col(h, justify="left") for h in header], cells, key_cols=2)
+    elif not by_column(c.paths):
+        for p in c.paths:
+            if p.changes:
+                out.print(Text(pair_heading(p), style="bold"))
+                for x in p.changes:
+                    out.print(item(change_line(x)))
+    explanations = [e for p in c.paths for e in p.explanations]
+    if explanations:
+        out.print(Text(EXPLAIN_HEADING, style="bold"))
+        for e in explanations:
+            out.print(item(e.text))

@@ -801,9 +801,46 @@ def _runs_table(docs: list[dict[str, Any]]) -> str:
     )
 
 
+def _path_changes(docs: list[dict[str, Any]]) -> str:
+    """What changed on the path from the first run to each other one, and whether it explains the figures:
+    compare's words (analysis.pathdiff), so the report and `compare` say the same of the same runs."""
+    from disksleuth.analysis.compare import compare
+    from disksleuth.analysis.pathdiff import (
+        COLUMNS_HEADING,
+        EXPLAIN_HEADING,
+        by_column,
+        change_line,
+        pair_heading,
+        path_columns,
+    )
+
+    if len(docs) < 2:
+        return ""
+    c = compare(docs)
+    parts: list[str] = []
+    columns = path_columns(c.paths, c.run_ids, c.baseline)
+    if by_column(c.paths) and columns:
+        head = "".join(f"<th>#{rid}</th>" for rid in c.run_ids)
+        rows = "".join(
+            f"<tr><td>{_e(what)}</td><td>{_e(hop)}</td>" + "".join(f"<td>{_e(v)}</td>" for v in values) + "</tr>"
+            for what, hop, values in columns
+        )
+        parts.append(f"<h3>{_e(COLUMNS_HEADING)}</h3><table><tr><th>what</th><th>hop</th>{head}</tr>{rows}</table>")
+    elif not by_column(c.paths):
+        for p in c.paths:
+            if p.changes:
+                items = "".join(f"<li>{_e(change_line(x))}</li>" for x in p.changes)
+                parts.append(f"<h3>{_e(pair_heading(p))}</h3><ul>{items}</ul>")
+    explanations = [e for p in c.paths for e in p.explanations]
+    if explanations:
+        items = "".join(f"<li>{_e(e.text)}</li>" for e in explanations)
+        parts.append(f"<h3>{_e(EXPLAIN_HEADING)}</h3><ul>{items}</ul>")
+    return "\n".join(parts)
+
+
 def render_report(docs: list[dict[str, Any]]) -> str:
     title = "disksleuth report: " + ", ".join(f"#{d['run']['id']}" for d in docs)
-    body = [f"<h1>{_e(title)}</h1>", "<section><h2>Across runs</h2>", _runs_table(docs)]
+    body = [f"<h1>{_e(title)}</h1>", "<section><h2>Across runs</h2>", _runs_table(docs), _path_changes(docs)]
     body += [f"<div class='chart'>{svg}</div>" for chart in ACROSS_RUNS_CHARTS if (svg := chart(docs))]
     body.append("</section>")
     body += [_run_section(d) for d in docs]

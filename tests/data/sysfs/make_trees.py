@@ -162,13 +162,13 @@ def nvme_ep(
     return t.pci(port, bdf, "144d", device, "010802", speed, width, max_speed, max_width, "nvme")
 
 
-def nvme_tree(name: str, fmt: str) -> None:
+def nvme_tree(name: str, fmt: str, serial: str = "S4EUNX0N123456") -> None:
     t = Tree(name)
     rc = root_complex(t)
     s = "8 GT/s" if fmt == "old" else "8.0 GT/s PCIe"  # kernel <= 5.6 vs >= 5.7
     port = cpu_port(t, rc, speed=s, max_speed=s)
     ep = nvme_ep(t, port, "0000:01:00.0", s, "4", s, "4")
-    t.nvme(ep)
+    t.nvme(ep, serial=serial)
 
 
 def scenario_pcie(
@@ -225,14 +225,14 @@ def usb_tree(name: str, hub: str, dev_speed: str, version: str, driver: str, pro
     t.partition(b, "sdb1", 1, 2048, 61437952, "8:17")
 
 
-def sata_tree() -> None:
-    t = Tree("sata_3g_on_6g")
+def sata_tree(name: str = "sata_3g_on_6g", spd: str = "3.0 Gbps") -> None:
+    t = Tree(name)
     rc = root_complex(t)
     ahci = t.pci(rc, "0000:00:17.0", "8086", "a352", "010601", driver="ahci")
     ata = f"{ahci}/ata3"
     t.file(f"{ata}/ata_port/ata3/port_no", "3")
     link = f"{ata}/link3/ata_link/link3"
-    t.file(f"{link}/sata_spd", "3.0 Gbps")
+    t.file(f"{link}/sata_spd", spd)
     t.file(f"{link}/sata_spd_limit", "<unknown>")
     t.file(f"{link}/hw_sata_spd_limit", "6.0 Gbps")
     sdev = f"{ata}/host2/target2:0:0/2:0:0:0"
@@ -330,6 +330,12 @@ def main() -> None:
     sd_tree("scenario_sd_card", None)
     sd_tree("sd_card_sdr104", SD_IOS_SDR104)
     sata_tree()
+    # Before and after (issue 28): the enclosure moved to a USB 3 port; a SATA link at 1.5 and at 6 Gb/s
+    # (a cable change); the same model swapped in under the same name, told apart by its serial.
+    usb_tree("usb3_enclosure_on_5g", "usb2", "5000", " 3.20", "uas", "USB3 SATA enclosure")
+    sata_tree("sata_1g5_on_6g", "1.5 Gbps")
+    sata_tree("sata_6g_on_6g", "6.0 Gbps")
+    nvme_tree("nvme_swapped", "new", serial="S4EUNX0N654321")
     unknown_link_tree()
     multipath_tree()
     malformed_tree()
