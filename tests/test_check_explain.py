@@ -213,6 +213,7 @@ def test_check_json_contract(tmp_path):
     assert res.returncode == (1 if any(f["severity"] in ("warn", "critical") for f in doc["findings"]) else 0)
 
 
+@pytest.mark.alone
 @pytest.mark.root
 @pytest.mark.slow
 @needs_fio
