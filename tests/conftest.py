@@ -24,6 +24,10 @@ _STORE_DIR = tempfile.mkdtemp(prefix="disksleuth-test-store-")
 os.environ["DISKSLEUTH_DB"] = f"sqlite:///{_STORE_DIR}/results.sqlite"
 # A run the store refuses is kept under the data directory: that one is throwaway too.
 os.environ["XDG_DATA_HOME"] = os.path.join(_STORE_DIR, "data")
+# Output widths are the off-terminal default unless a test sets COLUMNS itself: pytest-xdist's workers
+# inherit COLUMNS=80 LINES=24, which wrapped header lines that tests look for whole.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 
 @pytest.fixture(autouse=True)
 def _own_store(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -378,3 +382,42 @@ def metric_value(text: str, name: str, **labels: str) -> float | None:
         if all(found.get(k) == v for k, v in labels.items()):
             return float(m.group(4))
     return None
+
+
+# --- pytest-xdist (-n 2): a test that asserts a rate or a time runs alone --------------------------
+# Marked `alone`, a test waits until the other worker's current test ends, and the other worker starts
+# nothing new until it is done: a loaded CPU makes a RAM loop device miss its throttle or an emulated
+# cache's watcher switch late, which is noise, not a defect. Every other test may share the machine.
+# Two flock(2) files: `.gate` gives the exclusive taker its turn, `.lock` is shared by ordinary tests.
+
+
+def _xdist_lock_base(controller_pid: int) -> str:
+    return os.path.join(tempfile.gettempdir(), f"disksleuth-xdist-{controller_pid}")
+
+
+@pytest.fixture(autouse=True)
+def _alone_if_marked(request: pytest.FixtureRequest) -> Iterator[None]:
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # not under xdist: nothing runs beside this test anyway
+        yield
+        return
+    import fcntl
+
+    alone = request.node.get_closest_marker("alone") is not None
+    base = _xdist_lock_base(os.getppid())  # a worker's parent is the xdist controller: one pair per run
+    with open(base + ".gate", "a") as gate, open(base + ".lock", "a") as lock:
+        fcntl.flock(gate, fcntl.LOCK_EX)  # held while an `alone` test waits: no new shared taker slips in
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # the controller ends after its workers: remove the pair
+        for suffix in (".gate", ".lock"):
+            with contextlib.suppress(OSError):
+                os.unlink(_xdist_lock_base(os.getpid()) + suffix)

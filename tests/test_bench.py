@@ -45,6 +45,7 @@ def _test(doc: dict, test_id: str) -> dict:
     return next(t for t in doc["tests"] if t["id"] == test_id)
 
 
+@pytest.mark.alone
 @pytest.mark.root
 @pytest.mark.slow
 @needs_loop
@@ -96,6 +97,7 @@ def test_quick_on_loop_matches_its_own_fio_command():
         assert doc["run"]["engine"] in ("io_uring", "libaio", "psync")
 
 
+@pytest.mark.alone
 @pytest.mark.root
 @pytest.mark.slow
 @needs_loop

@@ -27,6 +27,7 @@ def _bench(*args: str, cgroup: str | None = None) -> subprocess.CompletedProcess
     return subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env)
 
 
+@pytest.mark.alone
 @pytest.mark.root
 @pytest.mark.slow
 @needs_loop

@@ -25,7 +25,7 @@ def test_renaming_the_target_directory_mid_run_leaves_nothing(tmp_path) -> None:
     target, renamed = tmp_path / "target", tmp_path / "renamed"
     target.mkdir()
     proc = subprocess.Popen(
-        [*DISKSLEUTH, "bench", str(target), "--profile", "quick", "--size", "16M", "--no-save"],
+        [*DISKSLEUTH, "bench", str(target), "--profile", "quick", "--size", "16M", "--time", "1", "--no-save"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -38,6 +38,7 @@ def _bench(cli, dev: str, *extra: str) -> dict:
     return res.json()
 
 
+@pytest.mark.alone
 @pytest.mark.slow
 def test_cache_then_throttle_is_found_where_it_ran_out(cli):
     cache, after = 300 * MB, 50 * MB
@@ -72,6 +73,7 @@ def test_cache_then_throttle_is_found_where_it_ran_out(cli):
     assert s["judged"] is True and s["mbps"] == pytest.approx(test["write_mbps"], abs=0.1)
 
 
+@pytest.mark.alone
 @pytest.mark.slow
 def test_same_device_without_the_throttle_has_no_cliff(cli):
     # A drive with no cache: one steady rate. Not the bare RAM device: on this 2-vCPU VM its write rate
@@ -91,6 +93,7 @@ def test_same_device_without_the_throttle_has_no_cliff(cli):
     assert [f["code"] for f in doc.get("findings")] == ["memory_backed"]
 
 
+@pytest.mark.alone
 @pytest.mark.slow
 def test_max_time_bounds_the_fill(cli):
     with cache_drive(400, CacheModel(cache_bytes=0, after_bps=20 * MB)) as (dev, _):
@@ -104,6 +107,7 @@ def test_max_time_bounds_the_fill(cli):
     assert took < 20
 
 
+@pytest.mark.alone
 @pytest.mark.slow
 def test_recovery_burst_after_idle(cli):
     # A 150 MB cache written at 300 MB/s that drains at 200 MB/s while idle (after 0.5 s without writes):
@@ -117,7 +121,11 @@ def test_recovery_burst_after_idle(cli):
     assert s["cache_exhausted_at_bytes"] == pytest.approx(switched, rel=0.10)
     assert r["idle_s"] == 2 and r["fell"]
     assert r["recovered_pct"] == pytest.approx(100, abs=20)
-    assert r["mbps"] == pytest.approx(300, rel=0.15) and s["sustained_mbps"] == pytest.approx(40, rel=0.15)
+    assert s["sustained_mbps"] == pytest.approx(40, rel=0.15)
+    # The burst after idling is what the feature finds: the cache's rate back, clearly above the sustained 40 MB/s
+    # (a broken idle or a burst measured past the cache reads ~40), and never above the 300 MB/s the throttle lets
+    # through. Not 300 +-15%: under CPU load the loop device falls short of the throttle (236 MB/s seen).
+    assert 3 * s["sustained_mbps"] < r["mbps"] <= 300 * 1.05
 
 
 @pytest.fixture(scope="module")
