@@ -67,3 +67,37 @@ class MemberInfo:
     errors: int | None = None
     rebuilding: bool = False  # being recovered or replaced into the array: its reads are not its own
     missing: bool = False
+
+
+@dataclass(frozen=True)
+class MemberReading:
+    """One member's read-only sequential reads: alone, then with every other member at once (bench --members)."""
+
+    name: str  # the device read ("sdc", "loop3")
+    path: str  # /dev/sdc
+    alone_mbps: float | None = None
+    alone_ci95_pct: float | None = None  # half-width of the 95% interval, % of the figure
+    together_mbps: float | None = None
+    together_ci95_pct: float | None = None
+    skipped: str | None = None  # why it was not read (being rebuilt, ...)
+    fio_command: str | None = None  # the alone read, to rerun it
+
+    def interval(self, together: bool = False) -> tuple[float, float] | None:
+        """(low, high) MB/s of the 95% interval; the point itself when the interval is unknown."""
+        mbps = self.together_mbps if together else self.alone_mbps
+        ci = self.together_ci95_pct if together else self.alone_ci95_pct
+        if mbps is None:
+            return None
+        half = mbps * (ci or 0.0) / 100.0
+        return max(0.0, mbps - half), mbps + half
+
+
+@dataclass(frozen=True)
+class SharedLink:
+    """A link or controller that several members sit behind: one HBA's PCIe link, one USB hub, one SAS expander."""
+
+    name: str  # "0000:05:00.0", "usb1/1-1", "expander-11:0"
+    label: str  # "PCIe 2.0 x1 link of 0000:05:00.0 (1b21:1064)", "USB 2.0 480 Mb/s hub 1-1"
+    ceiling_mbps: float | None  # what the shared link carries for all of them together (practical)
+    members: tuple[str, ...]
+    member_ceilings_mbps: tuple[float | None, ...]  # each member's own link ceiling below the shared one
