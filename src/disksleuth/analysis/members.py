@@ -251,10 +251,10 @@ def shared_links(members: Sequence[StackNode]) -> list[SharedLink]:
     for name, dev in devices:
         for hop in dev.hops:
             if isinstance(hop, PcieHop):
-                ceiling = hop_ceiling(hop)
+                hop_ceil = hop_ceiling(hop)
                 ident = f" ({hop.vendor_device})" if hop.vendor_device else ""
                 entry = points.setdefault(
-                    f"pcie:{hop.name}", (f"{ceiling.label} link of {hop.name}{ident}", ceiling.current_mbps, [], [])
+                    f"pcie:{hop.name}", (f"{hop_ceil.label} link of {hop.name}{ident}", hop_ceil.current_mbps, [], [])
                 )
                 entry[2].append(name)
                 entry[3].append(_own_ceiling(dev, hop.name))
