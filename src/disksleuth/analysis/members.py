@@ -386,7 +386,7 @@ def member_slow(readings: Sequence[MemberReading], array: str | None = None) -> 
                 severity="warn",
                 message=(
                     f"member {r.name}{where} reads {fmt_rate(r.alone_mbps or 0)} alone "
-                    f"({own[0]:,.0f}-{own[1]:,.0f} MB/s), {round(100 * (r.alone_mbps or 0) / peer_mbps)}% of its "
+                    f"({_interval_words(r, own)}), {round(100 * (r.alone_mbps or 0) / peer_mbps)}% of its "
                     f"peers' {fmt_rate(peer_mbps)}: an array waits for its slowest member"
                 ),
                 evidence={
@@ -404,6 +404,19 @@ def member_slow(readings: Sequence[MemberReading], array: str | None = None) -> 
             )
         )
     return out
+
+
+def _interval_words(r: MemberReading, own: tuple[float, float]) -> str:
+    if r.alone_ci95_pct is None:
+        return "too few samples for an interval"
+    return f"95% interval {own[0]:,.0f}-{own[1]:,.0f} MB/s"
+
+
+def skip_reason(info: MemberInfo | None) -> str | None:
+    """Why a member is not read by a member benchmark, or None: one being rebuilt reads for the rebuild."""
+    if info is not None and info.rebuilding:
+        return f"{info.array} is rebuilding it; its reads would be the rebuild's"
+    return None
 
 
 def data_members(level: str | None, members: int) -> float | None:

@@ -300,3 +300,17 @@ def btrfs_of(name: str, sysfs_root: str = "/", fs: Sysfs | None = None) -> str |
         if name in devices:
             return fsid
     return None
+
+
+def stack_of(name: str, sysfs_root: str = "/", fs: Sysfs | None = None) -> StackNode | None:
+    """The stack a device is part of, for list, check and explain: its own tree when it is built from other
+    devices, else the tree of the array above it (dm, md, or a mounted btrfs it belongs to), else None."""
+    fs = fs or Sysfs(sysfs_root)
+    block_dir = fs.realpath(fs.p("/sys/class/block", name))
+    if fs.listdir(os.path.join(block_dir, "slaves")) or fs.isdir(os.path.join(block_dir, "md")):
+        return read_stack(name, sysfs_root, fs=fs)
+    tops = tops_above(name, sysfs_root, fs)
+    if tops:
+        return read_stack(tops[0], sysfs_root, fs=fs)
+    fsid = btrfs_of(name, sysfs_root, fs)
+    return read_btrfs(fsid, sysfs_root, fs) if fsid is not None else None
