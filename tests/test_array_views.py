@@ -92,3 +92,25 @@ def test_check_on_a_real_btrfs_raid1_reads_its_members(cli):  # noqa: ANN001
         finally:
             with contextlib.suppress(OSError):
                 os.rmdir(mnt)
+
+
+def test_the_report_shows_a_stored_runs_stack(tmp_path):  # noqa: ANN001
+    """A run on an array keeps its stack in the stored device (the store keeps the device whole), and the report
+    draws it: the tree with each member's link and state."""
+    import json
+
+    from conftest import SAMPLE_RUN
+
+    from disksleuth.doc.arrays import node_to_dict
+    from disksleuth.present.report import render_report
+    from disksleuth.probe.stack import read_stack
+    from disksleuth.store.db import Store
+
+    with open(SAMPLE_RUN) as fh:
+        doc = json.load(fh)
+    doc["run"].pop("id", None)
+    doc["device"]["stack"] = node_to_dict(read_stack("md0", tree("array_degraded")))
+    store = Store(f"sqlite:///{tmp_path}/r.sqlite")
+    run_id = store.save(doc)
+    html = render_report([store.load(run_id)])
+    assert "Storage stack" in html and "state faulty, 131 errors" in html and "SATA 6 Gb/s link" in html

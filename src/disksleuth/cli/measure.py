@@ -162,6 +162,8 @@ def _measure(
         from disksleuth.doc.arrays import node_to_dict, reading_to_dict
 
         doc["stack"] = node_to_dict(result.stack)
+        if isinstance(doc.get("device"), dict):  # the device is what the store keeps whole: show and report see it
+            doc["device"]["stack"] = doc["stack"]
         if result.members:
             doc["members"] = [reading_to_dict(r) for r in result.members]
             doc["array_expectation"] = result.array_expectation
