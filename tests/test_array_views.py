@@ -114,3 +114,19 @@ def test_the_report_shows_a_stored_runs_stack(tmp_path):  # noqa: ANN001
     run_id = store.save(doc)
     html = render_report([store.load(run_id)])
     assert "Storage stack" in html and "state faulty, 131 errors" in html and "SATA 6 Gb/s link" in html
+
+
+def test_list_shows_pools_from_saved_zpool_status(cli):  # noqa: ANN001
+    """ZFS cannot run here: its pools come from saved `zpool status -P` text (tests/data/zpool, captured)."""
+    from conftest import DATA
+
+    saved = os.path.join(DATA, "zpool", "raidz2-resilvering-P.txt")
+    doc = cli("list", "--json", "--sysfs-root", tree("array_raid1"), "--zpool-status", saved).json()
+    assert_valid(doc, "list")
+    pool = next(a for a in doc["arrays"] if a["kind"] == "zfs")
+    assert (pool["label"], pool["level"], pool["sync_action"]) == ("storage", "raidz2", "resilver")
+    codes = {f["code"]: f for f in pool["findings"]}
+    assert codes["array_degraded"]["evidence"]["failed"] == ["11687508470009778260"]
+    assert codes["array_resyncing"]["evidence"]["done_pct"] == 46.64
+    r = cli("list", "--zpool-status", os.path.join(DATA, "zpool", "..", "SOURCES.md"))
+    assert r.code == 2 and "zpool status -P" in r.err and r.err.count("\n") == 1

@@ -99,12 +99,14 @@ def array_degraded(node: StackNode) -> Finding | None:
     if not node.degraded:
         return None
     bad_states = {"faulty", "unavail", "removed", "faulted"}
+    # md and btrfs name their members directly; a pool's are under its vdevs.
+    members = node.leaves() if node.kind in ("zfs", "vdev") else node.children
     # A member the array gives a state is judged by it (a capture may leave its disk out of the tree).
     missing = [
-        m for m in node.children if bad_states & set(m.member_state) or (m.kind == "missing" and not m.member_state)
+        m for m in members if bad_states & set(m.member_state) or (m.kind == "missing" and not m.member_state)
     ]
     # A member taking a lost one's place during md's recover is "spare" until it is in_sync.
-    taking_over = [m for m in node.children if m.member_state and not {"in_sync", "online"} & set(m.member_state)
+    taking_over = [m for m in members if m.member_state and not {"in_sync", "online"} & set(m.member_state)
                    and m not in missing]  # fmt: skip
     names = ", ".join([m.name for m in missing] + [f"{m.name} being rebuilt" for m in taking_over]) or "a member"
     rebuilding = node.sync_action in ("recover", "resilver")

@@ -11,7 +11,8 @@ from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.links import static_findings
 from disksleuth.analysis.members import tree_findings
 from disksleuth.analysis.pci import LinkStatus, link_status
-from disksleuth.errors import DisksleuthError
+from disksleuth.errors import DisksleuthError, ParseError
+from disksleuth.infile import read_user_file
 from disksleuth.model import Device, Finding, LinkChain
 from disksleuth.model.arrays import StackNode
 from disksleuth.probe import runner
@@ -20,6 +21,7 @@ from disksleuth.probe.capture import open_root, write_capture
 from disksleuth.probe.pci import list_pci_functions
 from disksleuth.probe.stack import list_btrfs, read_stack, tops_above
 from disksleuth.probe.sysfs import Sysfs
+from disksleuth.probe.zpool_text import parse_zpool_status
 
 
 @contextlib.contextmanager
@@ -58,9 +60,20 @@ class Inventory:
     arrays: list[ArrayRow]
 
 
-def inventory(root: str, *, include_unattached: bool = False) -> Inventory:
+MAX_ZPOOL_STATUS_BYTES = 4 * 1024 * 1024  # zpool status of a thousand-disk pool is ~100 KB
+
+
+def inventory(root: str, *, include_unattached: bool = False, zpool_status: str | None = None) -> Inventory:
     """`list`: the block devices, and every array (md, dm over several devices, mounted btrfs) as a tree down to
-    its disks, with the findings its state and its members' links give."""
+    its disks, with the findings its state and its members' links give; with `zpool_status`, the pools in that
+    saved `zpool status -P` output too (ZFS is read from its text: there is no sysfs view of a pool)."""
+    pools: list[StackNode] = []
+    if zpool_status:
+        raw = read_user_file(zpool_status, MAX_ZPOOL_STATUS_BYTES, "zpool status -P output")
+        try:
+            pools = parse_zpool_status(raw.decode("utf-8", errors="replace"))
+        except ParseError as exc:
+            raise ParseError(f"{zpool_status}: {exc}") from None
     rows = devices(root, include_unattached=include_unattached)
     fs = Sysfs(root)
     trees = [read_stack(r.device.name, root, fs=fs) for r in rows if r.device.slaves and not r.device.holders]
@@ -71,7 +84,7 @@ def inventory(root: str, *, include_unattached: bool = False) -> Inventory:
         tops = [names[t] for t in tops_above(row.device.name, root, fs) if t in names]
         tops += [names[t.name] for t in trees if t.kind == "btrfs" and row.device.name in {x.name for x in t.leaves()}]
         with_members.append(replace(row, member_of=tuple(dict.fromkeys(tops))))
-    return Inventory(with_members, [ArrayRow(t, tree_findings(t)) for t in trees])
+    return Inventory(with_members, [ArrayRow(t, tree_findings(t)) for t in [*trees, *pools]])
 
 
 def devices(root: str, *, include_unattached: bool = False) -> list[DeviceRow]:
