@@ -131,6 +131,7 @@ def test_the_throttled_member_is_named_in_19_of_20_runs():
             assert code in (0, 1), err
             slow = slow_members(doc)
             seen.append(slow)
+            print({m["name"]: (m["alone_mbps"], m["alone_ci95_pct"]) for m in doc["members"]})
             named += slow == [os.path.basename(devs[1])]
     print(f"throttled member named in {named} of {RUNS} runs: {seen}")
     assert named >= 19, seen
@@ -141,11 +142,14 @@ def test_the_throttled_member_is_named_in_19_of_20_runs():
 @needs_fio
 def test_no_member_slow_without_a_throttle_in_20_runs():
     false_alarms = []
+    ratios = []  # slowest member alone / the fastest: how near a run came to the SLOW_SHARE line
     with loops(3) as devs:
         for _ in range(RUNS):
             code, doc, err = run_members(members_cmd(devs))
             assert code in (0, 1), err
+            alone = [m["alone_mbps"] for m in doc["members"]]
+            ratios.append(round(min(alone) / max(alone), 2))
             if slow_members(doc):
                 false_alarms.append([(m["name"], m["alone_mbps"], m["alone_ci95_pct"]) for m in doc["members"]])
-    print(f"member_slow in {len(false_alarms)} of {RUNS} unthrottled runs: {false_alarms}")
+    print(f"member_slow in {len(false_alarms)} of {RUNS} unthrottled runs: {false_alarms}; slowest/fastest {ratios}")
     assert false_alarms == []
