@@ -14,7 +14,19 @@ def write_refusal(device: Device, related: tuple[Device, ...] = ()) -> str | Non
     `related`: the devices linked to it through loop devices (probe's loop_related). Writing a loop
     device writes what it is attached to, and writing a device rewrites every loop device attached to
     it, so any of them mounted, swap or held refuses too, naming the chain."""
-    return _in_use(device) or _loop_refusal(device, related)
+    return _in_use(device) or array_refusal(device) or _loop_refusal(device, related)
+
+
+def array_refusal(device: Device, member_of: str | None = None) -> str | None:
+    """Why writing to an array or to one of its members must be refused (issue 24), or None. A member's holders
+    already refuse it (_in_use); a btrfs member has none, so `member_of` says it; an md array, or a dm
+    mapping over several devices, is refused as a whole."""
+    if member_of:
+        return f"{device.path} is a member of the mounted {member_of}; writing it corrupts the file system"
+    if device.transport == "md" or (device.transport == "dm" and len(device.slaves) > 1):
+        over = ", ".join(device.slaves) or "its members"
+        return f"{device.path} is an array (over {over}); writes to it are refused, and so are writes to its members"
+    return None
 
 
 def file_write_refusal(backs: tuple[str, ...], related: tuple[Device, ...] = ()) -> str | None:

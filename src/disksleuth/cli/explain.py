@@ -38,6 +38,7 @@ def run_explain(args: argparse.Namespace, env: Environment) -> int:
         write_iops=args.write_iops,
     )
     if args.json:
+        from disksleuth.doc.arrays import node_to_dict
         from disksleuth.doc.inventory import device_to_dict
         from disksleuth.doc.run import figures_to_tests
 
@@ -49,13 +50,19 @@ def run_explain(args: argparse.Namespace, env: Environment) -> int:
                 "tests": figures_to_tests(x.figures),
                 "findings": [f.to_dict() for f in x.findings],
                 "summary": x.summary,
-            },
+            }
+            | ({"stack": node_to_dict(x.stack)} if x.stack is not None else {}),
         )
     else:
         from disksleuth.present.check_view import render_device_header, render_verdict
         from disksleuth.present.text import console
 
         render_device_header(x.device, x.chain, None)
+        if x.stack is not None:
+            from disksleuth.doc.arrays import node_to_dict
+            from disksleuth.present.stack_view import render_tree
+
+            render_tree(node_to_dict(x.stack), "Stack")
         if not x.figures.any():
             say("(no figures given: --read, --write, --read-iops or --write-iops add the dynamic verdicts)")
         for g in x.given:

@@ -16,6 +16,9 @@ AddCommand = Callable[..., argparse.ArgumentParser]
 def register(add: AddCommand) -> None:
     p = add("list", run_list, "block devices with their link chain and ceilings")
     p.add_argument("--all", action="store_true", help="include partitions and unattached loop/zram devices")
+    p.add_argument(
+        "--zpool-status", metavar="FILE", help="also show the ZFS pools in a saved `zpool status -P` output"
+    )
     options.add_sysfs_root(p)
 
     p = add("links", run_links, "every PCIe function: negotiated vs capable link")
@@ -28,18 +31,27 @@ def register(add: AddCommand) -> None:
 
 
 def run_list(args: argparse.Namespace, env: Environment) -> int:
-    from disksleuth.run.inventory import devices
+    from disksleuth.doc.arrays import node_to_dict
+    from disksleuth.run.inventory import inventory
 
-    rows = devices(sysfs_root(args, env), include_unattached=args.all)
+    found = inventory(sysfs_root(args, env), include_unattached=args.all, zpool_status=args.zpool_status)
+    rows = found.devices
+    arrays = [{**node_to_dict(a.tree), "findings": [f.to_dict() for f in a.findings]} for a in found.arrays]
     if args.json:
         from disksleuth.doc.inventory import device_to_dict
 
-        docs = [device_to_dict(r.device, r.chain, r.findings, include_partitions=args.all) for r in rows]
-        emit(env, {"devices": docs})
+        docs = [
+            device_to_dict(r.device, r.chain, r.findings, include_partitions=args.all)
+            | {"member_of": list(r.member_of)}
+            for r in rows
+        ]
+        emit(env, {"devices": docs, "arrays": arrays})
     else:
+        from disksleuth.present.stack_view import render_arrays
         from disksleuth.present.text import render_devices
 
         render_devices([(r.device, r.chain, r.findings) for r in rows], show_partitions=args.all)
+        render_arrays(arrays, found.arrays)
     return EXIT_OK
 
 

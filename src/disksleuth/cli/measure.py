@@ -24,7 +24,16 @@ def register(add: AddCommand) -> None:
 
 def register_bench(add: AddCommand) -> None:
     p = add("bench", run_bench, "measure a directory, file or block device with fio")
-    p.add_argument("target", metavar="TARGET", help="directory (a scratch file is used), file or block device")
+    p.add_argument(
+        "target", nargs="?", metavar="TARGET", help="directory (a scratch file is used), file or block device"
+    )
+    p.add_argument(
+        "--members",
+        nargs="+",
+        metavar="DEV",
+        help="an array's members: read each alone, then all at once (read-only), and name the slow one",
+    )
+    p.add_argument("--level", metavar="LEVEL", help="with --members: the array's level (raid0, raid1, raid5, ...)")
     options.add_profile(p)
     options.add_measuring(p)
     p.add_argument("--precondition", action="store_true", help="flash profile: fill the region twice first")
@@ -62,6 +71,10 @@ def run_check(args: argparse.Namespace, env: Environment) -> int:
     if quiet:
         health = run.health_after or run.health_before
         render_device_header(result.device, result.chain, health, result.where, result.health_not_read)
+    if "stack" in doc:
+        from disksleuth.present.stack_view import render_check_stack
+
+        render_check_stack(doc)
     if run.tests:
         render_check(result.device, result.chain, run, result.findings, result.summary, show_commands=args.commands)
         render_baseline(doc.get("baseline"))
@@ -82,6 +95,12 @@ def run_bench(args: argparse.Namespace, env: Environment) -> int:
     from disksleuth.run.check import inspect
 
     opts = bench_options(args, env)  # bad options are one line before anything is inspected
+    if args.members:
+        return _bench_members(args, env, opts)
+    if args.target is None:
+        raise UsageError("bench needs a TARGET (a directory, file or block device), or --members DEV DEV ...")
+    if args.level:
+        raise UsageError("--level goes with --members")
     result, doc = _measure(args, env, inspect(args.target), opts, "bench")
     if args.json:
         _save(args, env, doc, result.run)  # the document carries the run's id, or where it was kept
@@ -93,6 +112,32 @@ def run_bench(args: argparse.Namespace, env: Environment) -> int:
         _save(args, env, doc, result.run)
         _say_saved(doc)
     return exit_for(result.findings)  # the same contract as check: 1 when a finding is at warn or critical
+
+
+def _bench_members(args: argparse.Namespace, env: Environment, opts: Any) -> int:
+    from disksleuth.doc.arrays import members_document
+    from disksleuth.present.check_view import render_verdict
+    from disksleuth.present.stack_view import render_members
+    from disksleuth.run.members import run_members
+
+    if args.target is not None:
+        raise UsageError("give the members after --members, not a TARGET as well")
+    events = _events(args, env)
+    try:
+        result = run_members(list(args.members), opts, events, level=args.level)
+    finally:
+        events.close()
+    run = {"started_at": result.started_at, "finished_at": result.finished_at, "fio_version": result.fio_version}
+    doc = members_document(
+        result.readings, result.array, result.level, result.expectation, result.findings, result.notes, run
+    )
+    doc["summary"] = result.summary
+    if args.json:
+        emit(env, doc)
+    else:
+        render_members(doc, show_commands=args.commands)
+        render_verdict(list(result.findings), result.summary)
+    return exit_for(list(result.findings))
 
 
 def _measure(
@@ -124,6 +169,15 @@ def _measure(
         skipped=result.skipped,
         baseline=result.baseline,
     )
+    if result.stack is not None:  # issue 24: the array under the target, its members' reads, what it should read
+        from disksleuth.doc.arrays import node_to_dict, reading_to_dict
+
+        doc["stack"] = node_to_dict(result.stack)
+        if isinstance(doc.get("device"), dict):  # the device is what the store keeps whole: show and report see it
+            doc["device"]["stack"] = doc["stack"]
+        if result.members:
+            doc["members"] = [reading_to_dict(r) for r in result.members]
+            doc["array_expectation"] = result.array_expectation
     return result, doc
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from disksleuth.analysis.compare import run_label
 from disksleuth.doc.run import is_memory_backed
+from disksleuth.present.stack_view import tree_lines
 from disksleuth.present.text import safe_text
 from disksleuth.units import fmt_size
 
@@ -781,6 +782,9 @@ def _run_section(doc: dict[str, Any]) -> str:
     chain = chain_chart(device)
     if chain:
         parts.append(f"<h3>Link chain, device to CPU</h3><div class='chart'>{chain}</div>")
+    if isinstance(device.get("stack"), dict):  # issue 24: the array under the target, each member's link and state
+        lines = "\n".join(_e(line) for line in tree_lines(device["stack"]))
+        parts.append(f"<h3>Storage stack</h3><pre>{lines}</pre>")
     parts.append(_tests_table(doc))
     parts.append(_reference_table(doc))
     parts += [f"<div class='chart'>{svg}</div>" for chart in RUN_CHARTS if (svg := chart(doc))]

@@ -21,6 +21,7 @@ from disksleuth.model import Device
 from disksleuth.probe.block import read_device
 from disksleuth.probe.loops import LoopTable, file_key, read_loop_table
 from disksleuth.probe.mounts import MountTable, read_mount_table
+from disksleuth.probe.stack import btrfs_of
 from disksleuth.probe.sysfs import Sysfs
 
 SCRATCH_PREFIX = ".disksleuth-"
@@ -55,6 +56,9 @@ class TargetInfo:
     # (a container's device rules, a security module), so what is said comes from here, not a guess.
     read_errno: int | None = None
     read_error: str | None = None
+    # A block target that belongs to a mounted multi-device file system (btrfs): its name there. sysfs shows
+    # no holders for a btrfs member, so the safety rule needs it said (issue 24).
+    member_of: str | None = None
 
 
 LOOP_DEPTH = 8  # loop devices stacked deeper than this are not followed (the safety rule then refuses)
@@ -196,6 +200,7 @@ def inspect_target(path: str) -> TargetInfo:
         size = device.size_bytes if device else None
         related = loop_related((device.name,)) if device else ()
         refused = read_refusal(path)
+        member_of = _multi_device_fs(device)
         return TargetInfo(
             "block",
             path,
@@ -210,6 +215,7 @@ def inspect_target(path: str) -> TargetInfo:
             loop_related=related,
             read_errno=refused.errno if refused else None,
             read_error=refused.strerror if refused else None,
+            member_of=member_of,
         )
     fstype, mountpoint = fs_of(path)
     device, disk = device_for_path(path)
@@ -239,6 +245,19 @@ def inspect_target(path: str) -> TargetInfo:
             read_error=refused.strerror if refused else None,
         )
     raise UsageError(f"{path}: not a directory, regular file or block device")
+
+
+def _multi_device_fs(device: Device | None) -> str | None:
+    """'btrfs <label or fsid>' when the device (or a partition of it) is a member of a mounted btrfs."""
+    if device is None:
+        return None
+    fs = Sysfs("/")
+    for name in (device.name, *(p.name for p in device.partitions)):
+        fsid = btrfs_of(name, "/", fs)
+        if fsid is not None:
+            label = fs.read(fs.p("/sys/fs/btrfs", fsid, "label")) or fsid
+            return f"btrfs {label}"
+    return None
 
 
 def direct_io_supported(path: str) -> bool:

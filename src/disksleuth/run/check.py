@@ -7,6 +7,7 @@ analysis/; the CLI only draws what comes back.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -15,19 +16,24 @@ from disksleuth.analysis.baseline import DEFAULT_CHOICE, Baseline, Choice
 from disksleuth.analysis.baseline import findings as baseline_findings
 from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.health import no_smart_reason
+from disksleuth.analysis.members import expectation, tree_findings
 from disksleuth.analysis.sustained import findings as sustained_findings
-from disksleuth.analysis.verdicts import assess_run
+from disksleuth.analysis.verdicts import assess_run, figures_from_tests
 from disksleuth.doc.run import run_to_dict
 from disksleuth.errors import DisksleuthError, ToolMissing
 from disksleuth.model import Device, Finding, LinkChain, VirtualHop
+from disksleuth.model.arrays import MemberReading, StackNode
 from disksleuth.model.run import MemoryBacking, Run
 from disksleuth.probe.host import host_info
 from disksleuth.probe.memory import target_memory_backing
+from disksleuth.probe.mounts import read_mount_table
 from disksleuth.probe.smart import read_health
+from disksleuth.probe.stack import stack_of
 from disksleuth.probe.target import TargetInfo, inspect_target
 from disksleuth.run.baseline import baseline_for
 from disksleuth.run.bench import BenchOptions, Events, run_bench
 from disksleuth.run.health_history import observe
+from disksleuth.run.members import run_members
 from disksleuth.run.plan import VIRTUAL
 
 
@@ -40,12 +46,27 @@ class Inspected:
     chain: LinkChain
     where: str | None  # "ext4 on /" for a directory or file target
     health_not_read: str | None  # why no drive health will be read, when that is known before trying
+    stack: StackNode | None = None  # the array under the target, or the one its device belongs to (issue 24)
 
 
 def inspect(path: str) -> Inspected:
     target = inspect_target(path)
     device = device_of(target)
-    return Inspected(target, device, link_chain(device.hops), where_of(target), health_not_read(target))
+    return Inspected(
+        target, device, link_chain(device.hops), where_of(target), health_not_read(target), target_stack(target)
+    )
+
+
+def target_stack(target: TargetInfo) -> StackNode | None:
+    """The stack under the target's block device; for a btrfs directory (whose files carry an anonymous device
+    number) the btrfs its mount source belongs to."""
+    if target.device is not None:
+        return stack_of(target.device.name)
+    if target.fstype == "btrfs" and target.mountpoint:
+        source = read_mount_table("/").fstypes.get(target.mountpoint, ("", ""))[1]
+        if source.startswith("/dev/"):
+            return stack_of(os.path.basename(os.path.realpath(source)))
+    return None
 
 
 @dataclass(frozen=True)
@@ -59,6 +80,9 @@ class CheckResult:
     skipped: tuple[str, ...] = ()  # what could not run, in plain words ("the benchmark: fio is not installed ...")
     health_not_read: str | None = None  # why no drive health was read, when that is known before trying
     baseline: Baseline | None = None  # the run against its drive's earlier runs (None: not looked up)
+    stack: StackNode | None = None  # issue 24: the array under the target
+    members: tuple[MemberReading, ...] = ()  # check on an array: each member read alone and together
+    array_expectation: dict[str, object] | None = None
 
 
 @dataclass(frozen=True)
@@ -138,6 +162,13 @@ def measure(
         baseline = baseline_for(history.db, _baseline_document(run, a.device), history.choice)
         findings = with_baseline_findings(findings, baseline, a.device.name)
         findings = findings + _sibling_findings(history.db, run, a.device, a.chain)
+    stack = inspected.stack
+    readings: tuple[MemberReading, ...] = ()
+    expected: dict[str, object] | None = None
+    if stack is not None:
+        readings, expected, extra = _array_part(stack, run, opts, events, kind, skipped)
+        extra = [f for f in extra if not (f.code == "member_link_downgraded" and f.device == a.device.name)]
+        findings = [f for f in findings if f.code != "ok" or not extra] + extra
     return CheckResult(
         a.device,
         a.chain,
@@ -148,6 +179,9 @@ def measure(
         tuple(skipped),
         inspected.health_not_read,
         baseline,
+        stack,
+        readings,
+        expected,
     )
 
 
@@ -199,6 +233,27 @@ def with_baseline_findings(findings: list[Finding], baseline: Baseline, device: 
     if any(f.severity in ("warn", "critical") for f in extra):
         findings = [f for f in findings if f.code != "ok"]
     return findings + extra
+
+
+def _array_part(
+    stack: StackNode, run: Run, opts: BenchOptions, events: Events | None, kind: str, skipped: list[str]
+) -> tuple[tuple[MemberReading, ...], dict[str, object] | None, list[Finding]]:
+    """check on an array (issue 24): its members read alone and together (read-only), what the array should read
+    from them and its level against what it read, and the findings of its tree."""
+    leaves = [leaf for leaf in stack.leaves() if leaf.kind in ("disk", "loop")]
+    if kind != "check" or not run.tests or not stack.is_array or len(leaves) < 2:
+        return (), None, tree_findings(stack)
+    try:
+        result = run_members([f"/dev/{leaf.name}" for leaf in leaves], replace(opts, destructive=False), events,
+                             level=stack.level)  # fmt: skip
+    except DisksleuthError as exc:  # no root for raw reads, a member gone: the array's own figures still stand
+        skipped.append(f"the member reads: {exc}")
+        return (), None, tree_findings(stack)
+    measured = [r for r in result.readings if r.skipped is None]
+    array_read = figures_from_tests(run.tests).seq_read_mbps
+    expected = expectation(result.level, measured, array_read) if result.level else None
+    skipped.extend(result.notes)
+    return result.readings, expected, list(result.findings)
 
 
 def with_sustained_findings(findings: list[Finding], run: Run) -> list[Finding]:

@@ -6,9 +6,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from disksleuth.analysis.ceilings import link_chain
+from disksleuth.analysis.members import tree_findings
 from disksleuth.analysis.verdicts import Figures, summary_line, verdicts
 from disksleuth.model import Device, Finding, LinkChain
+from disksleuth.model.arrays import StackNode
 from disksleuth.probe.block import read_device, resolve_disk_name
+from disksleuth.probe.stack import stack_of
 from disksleuth.units import parse_count, parse_rate
 
 
@@ -21,6 +24,7 @@ class Explained:
     summary: str
     # Each figure as given and as read, shown back so a misread (bits for bytes, 1,243 for 1.243) is visible.
     given: list[dict[str, Any]] = field(default_factory=list)
+    stack: StackNode | None = None  # the array the device is or belongs to (issue 24)
 
 
 def explain(
@@ -51,4 +55,9 @@ def explain(
     )
     dev = read_device(resolve_disk_name(device, root), root)
     chain = link_chain(dev.hops)
-    return Explained(dev, chain, figures, verdicts(dev, chain, figures), summary_line(dev, chain, figures), given)
+    stack = stack_of(dev.name, root)
+    # The device's own link findings are already there: its member_link_downgraded would say them twice.
+    from_tree = tree_findings(stack) if stack is not None else []
+    tree = [f for f in from_tree if not (f.code == "member_link_downgraded" and f.device == dev.name)]
+    found = verdicts(dev, chain, figures) + tree
+    return Explained(dev, chain, figures, found, summary_line(dev, chain, figures), given, stack)

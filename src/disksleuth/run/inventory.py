@@ -5,17 +5,23 @@ from __future__ import annotations
 import contextlib
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.links import static_findings
+from disksleuth.analysis.members import tree_findings
 from disksleuth.analysis.pci import LinkStatus, link_status
-from disksleuth.errors import DisksleuthError
+from disksleuth.errors import DisksleuthError, ParseError
+from disksleuth.infile import read_user_file
 from disksleuth.model import Device, Finding, LinkChain
+from disksleuth.model.arrays import StackNode
 from disksleuth.probe import runner
 from disksleuth.probe.block import list_devices
 from disksleuth.probe.capture import open_root, write_capture
 from disksleuth.probe.pci import list_pci_functions
+from disksleuth.probe.stack import list_btrfs, read_stack, tops_above
+from disksleuth.probe.sysfs import Sysfs
+from disksleuth.probe.zpool_text import parse_zpool_status
 
 
 @contextlib.contextmanager
@@ -39,6 +45,46 @@ class DeviceRow:
     device: Device
     chain: LinkChain
     findings: list[Finding]
+    member_of: tuple[str, ...] = ()  # the arrays at the top of the stacks this device is part of (issue 24)
+
+
+@dataclass(frozen=True)
+class ArrayRow:
+    tree: StackNode
+    findings: list[Finding]
+
+
+@dataclass(frozen=True)
+class Inventory:
+    devices: list[DeviceRow]
+    arrays: list[ArrayRow]
+
+
+MAX_ZPOOL_STATUS_BYTES = 4 * 1024 * 1024  # zpool status of a thousand-disk pool is ~100 KB
+
+
+def inventory(root: str, *, include_unattached: bool = False, zpool_status: str | None = None) -> Inventory:
+    """`list`: the block devices, and every array (md, dm over several devices, mounted btrfs) as a tree down to
+    its disks, with the findings its state and its members' links give; with `zpool_status`, the pools in that
+    saved `zpool status -P` output too (ZFS is read from its text: there is no sysfs view of a pool)."""
+    pools: list[StackNode] = []
+    if zpool_status:
+        raw = read_user_file(zpool_status, MAX_ZPOOL_STATUS_BYTES, "zpool status -P output")
+        try:
+            pools = parse_zpool_status(raw.decode("utf-8", errors="replace"))
+        except ParseError as exc:
+            raise ParseError(f"{zpool_status}: {exc}") from None
+    rows = devices(root, include_unattached=include_unattached)
+    fs = Sysfs(root)
+    trees = [read_stack(r.device.name, root, fs=fs) for r in rows if r.device.slaves and not r.device.holders]
+    trees = [t for t in trees if t.is_array] + list_btrfs(root, fs)
+    names = {t.name: (f"btrfs {t.label or t.name}" if t.kind == "btrfs" else t.name) for t in trees}
+    with_members = []
+    for row in rows:
+        tops = [names[t] for t in tops_above(row.device.name, root, fs) if t in names]
+        tops += [names[t.name] for t in trees if t.kind == "btrfs" and row.device.name in {x.name for x in t.leaves()}]
+        with_members.append(replace(row, member_of=tuple(dict.fromkeys(tops))))
+    return Inventory(with_members, [ArrayRow(t, tree_findings(t)) for t in [*trees, *pools]])
 
 
 def devices(root: str, *, include_unattached: bool = False) -> list[DeviceRow]:

@@ -11,7 +11,7 @@ import errno
 import math
 from dataclasses import dataclass, replace
 
-from disksleuth.analysis.safety import file_write_refusal, identity_line, write_refusal
+from disksleuth.analysis.safety import array_refusal, file_write_refusal, identity_line, write_refusal
 from disksleuth.errors import EnvironmentProblem, SafetyRefusal, UsageError
 from disksleuth.probe.target import TargetInfo
 from disksleuth.profiles import MIB, PROFILES, Profile, TestSpec, fio_filename
@@ -185,7 +185,7 @@ def write_permission(target: TargetInfo, opts: BenchOptions) -> tuple[bool, list
         return True, [], None
     if target.device is None:
         raise SafetyRefusal(f"{target.path}: cannot identify this block device in sysfs; refusing to write")
-    reason = write_refusal(target.device, target.loop_related)
+    reason = write_refusal(target.device, target.loop_related) or array_refusal(target.device, target.member_of)
     if reason:
         raise SafetyRefusal(f"refusing to write to {target.path}: {reason}")
     ident = identity_line(target.device)

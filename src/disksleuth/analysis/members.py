@@ -1,0 +1,477 @@
+"""Arrays and their members (issue 24, pure): what the array should read from its members and level, which member
+holds it back, what a shared link caps, and the state that makes a benchmark of it not comparable.
+
+Codes and their words live here, beside their rules (as in verdicts.py):
+  array_degraded (warn)          the array runs without a member: reads reconstruct, a second failure loses data
+  array_resyncing (warn/info)    a resync, recovery, check or reshape runs: figures taken now are not comparable
+  member_slow (warn)             a member reads clearly slower than its peers, judged on the 95% intervals
+  member_link_downgraded (warn)  a member's own link trained below what both of its ends support
+  member_health (warn/critical)  a member marked faulty, with read errors, write errors or wanting replacement
+  shared_bottleneck (info/warn)  members behind one link whose ceiling is below what they together can read
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+from disksleuth.analysis.ceilings import hop_ceiling, link_chain, usb_mbps
+from disksleuth.analysis.links import static_findings
+from disksleuth.model import Device, Finding, PcieHop, UsbHop
+from disksleuth.model.arrays import MemberInfo, MemberReading, SharedLink, StackNode
+from disksleuth.units import fmt_rate
+
+# A member is slow when even the top of its 95% interval is below this share of the bottom of its peers' median
+# interval. Peers of one array are usually identical drives within ~10% of each other; 60% leaves room for that
+# and for a busy machine, and is still a member that holds a striped array to 60% of what it should read.
+SLOW_SHARE = 0.60
+# Members read together that sum below this share of their reads alone are contending for something shared.
+CONTENTION_SHARE = 0.80
+SYNC_ACTIVE = ("resync", "recover", "check", "repair", "reshape", "resilver", "scrub")
+_MIRRORS = ("raid1", "mirror", "raid1c3", "raid1c4", "dup", "linear", "crypt", "single")
+
+
+# --- the members and what the layers above say about them -----------------------------------------------
+
+
+def member_infos(tree: StackNode) -> list[MemberInfo]:
+    """Each leaf once, with the state its nearest array gives it (md dev-X/state, zfs row state)."""
+    out: dict[str, MemberInfo] = {}
+
+    def visit(node: StackNode, array: StackNode | None, via: StackNode | None) -> None:
+        if node.kind in ("md", "btrfs", "zfs", "vdev", "dm") and (node.children and len(node.leaves()) > 1):
+            array, via = node, None
+        for child in node.children:
+            visit(child, array, child if via is None and array is node else via)
+        if node.children:
+            return
+        if node.kind not in ("disk", "loop", "missing"):
+            return
+        holder = via or node
+        state = holder.member_state or node.member_state
+        action = array.sync_action if array is not None else None
+        rebuilding = (
+            "replacement" in state
+            or "resilvering" in state
+            # md.rst: during "recover" the member being rebuilt is not yet in_sync (a spare taking a slot)
+            or (action == "recover" and "in_sync" not in state and "faulty" not in state and bool(state))
+        )
+        out.setdefault(
+            node.name,
+            MemberInfo(
+                name=node.name,
+                via=holder.name,
+                array=array.name if array is not None else node.name,
+                state=state,
+                errors=holder.member_errors,
+                rebuilding=rebuilding,
+                missing=node.kind == "missing",
+            ),
+        )
+
+    visit(tree, None, None)
+    return list(out.values())
+
+
+def arrays_in(tree: StackNode) -> list[StackNode]:
+    return [n for n in tree.walk() if n.kind in ("md", "btrfs", "zfs") or (n.kind == "dm" and len(n.leaves()) > 1)]
+
+
+def _array_name(node: StackNode) -> str:
+    if node.kind == "btrfs":
+        return f"btrfs {node.label or node.name[:8]}"
+    if node.kind == "zfs":
+        return f"zpool {node.label or node.name}"
+    if node.kind == "dm" and node.label:
+        return f"{node.name} ({node.label})"
+    return node.name
+
+
+def _level_words(node: StackNode) -> str:
+    level = node.level or "array"
+    return f"{len(node.leaves())}-member {level}"
+
+
+# --- findings from the tree alone ------------------------------------------------------------------------
+
+
+def array_degraded(node: StackNode) -> Finding | None:
+    if not node.degraded:
+        return None
+    bad_states = {"faulty", "unavail", "removed", "faulted"}
+    # md and btrfs name their members directly; a pool's are under its vdevs.
+    members = node.leaves() if node.kind in ("zfs", "vdev") else node.children
+    # A member the array gives a state is judged by it (a capture may leave its disk out of the tree).
+    missing = [
+        m for m in members if bad_states & set(m.member_state) or (m.kind == "missing" and not m.member_state)
+    ]
+    # A member taking a lost one's place during md's recover is "spare" until it is in_sync.
+    taking_over = [m for m in members if m.member_state and not {"in_sync", "online"} & set(m.member_state)
+                   and m not in missing]  # fmt: skip
+    names = ", ".join([m.name for m in missing] + [f"{m.name} being rebuilt" for m in taking_over]) or "a member"
+    rebuilding = node.sync_action in ("recover", "resilver")
+    return Finding(
+        code="array_degraded",
+        severity="warn",
+        message=(
+            f"{_array_name(node)} ({_level_words(node)}) is degraded: {node.degraded} member(s) missing or failed "
+            f"({names}); reads of the lost member are rebuilt from the others, so it reads slower, and one more "
+            "failure can lose data"
+            + (f"; a rebuild is running ({_pct(node.sync_done_pct)} done)" if rebuilding else "")
+        ),
+        evidence={
+            "array": node.name,
+            "level": node.level,
+            "degraded": node.degraded,
+            "raid_disks": node.raid_disks,
+            "failed": [m.name for m in missing],
+            "sync_action": node.sync_action,
+        },
+        hint="Replace the failed member and let the array rebuild (mdadm --manage /dev/mdN --add, btrfs replace, "
+        "zpool replace); benchmark it once it is whole.",
+        device=node.name,
+    )
+
+
+def _pct(value: float | None) -> str:
+    return f"{value:g}%" if value is not None else "an unknown share"
+
+
+def array_resyncing(node: StackNode, measured: bool = False) -> Finding | None:
+    """A sync running now: figures taken meanwhile share the disks with it and are not comparable."""
+    if node.sync_action not in SYNC_ACTIVE:
+        return None
+    what = {"resync": "a resync", "recover": "a rebuild (recover)", "check": "a check", "repair": "a repair",
+            "reshape": "a reshape", "resilver": "a resilver", "scrub": "a scrub"}[node.sync_action or ""]  # fmt: skip
+    if measured:
+        message = (
+            f"{_array_name(node)} was running {what} ({_pct(node.sync_done_pct)} done) during this benchmark: "
+            "the figures share the disks with it and are not comparable with other runs"
+        )
+    else:
+        done = _pct(node.sync_done_pct)
+        message = f"{_array_name(node)} is running {what} ({done} done): a benchmark now is not comparable"
+    return Finding(
+        code="array_resyncing",
+        severity="warn" if measured else "info",
+        message=message,
+        evidence={"array": node.name, "sync_action": node.sync_action, "done_pct": node.sync_done_pct},
+        hint="Benchmark again when it is done (cat /sys/block/mdN/md/sync_action reads idle; zpool status shows no "
+        "scan), or pause it for the run (echo frozen > /sys/block/mdN/md/sync_action, then idle).",
+        device=node.name,
+    )
+
+
+_BAD_STATES = {
+    "faulty": "marked faulty",
+    "write_error": "has had a write error",
+    "want_replacement": "is marked for replacement",
+    "blocked": "is blocked (a failure not yet handled)",
+    "faulted": "is FAULTED",
+    "degraded": "is DEGRADED (too many errors)",
+    "unavail": "is UNAVAIL",
+    "removed": "was removed",
+}
+
+
+def member_health(info: MemberInfo) -> Finding | None:
+    bad = [words for state, words in _BAD_STATES.items() if state in info.state]
+    if not bad and not info.errors:
+        return None
+    said = list(bad)
+    if info.errors:
+        said.append(f"has {info.errors} error(s) counted by the array")
+    critical = "faulty" in info.state or "faulted" in info.state or "write_error" in info.state
+    return Finding(
+        code="member_health",
+        severity="critical" if critical else "warn",
+        message=f"member {info.via} of {info.array} " + " and ".join(said),
+        evidence={
+            "member": info.via,
+            "disk": info.name,
+            "array": info.array,
+            "state": list(info.state),
+            "errors": info.errors,
+        },  # fmt: skip
+        hint=f"Read its SMART health (disksleuth health {info.name}); replace it if errors grow.",
+        device=info.name,
+    )
+
+
+_LINK_CODES = ("link_downgraded", "sata_link_downgraded", "usb2_link")
+
+
+def member_link_downgraded(member: StackNode, array: str) -> list[Finding]:
+    if member.device is None:
+        return []
+    out = []
+    for f in static_findings(member.device):
+        if f.code in _LINK_CODES and f.severity in ("warn", "info"):
+            out.append(
+                Finding(
+                    code="member_link_downgraded",
+                    severity=f.severity,  # a SATA link below its port is info while the drive's own maximum is unknown
+                    message=f"member {member.name} of {array}: {f.message.rstrip('.')}; the array waits for its "
+                    "slowest member",
+                    evidence={"member": member.name, "array": array, "link_code": f.code, **dict(f.evidence)},
+                    hint=f.hint,
+                    device=member.name,
+                )
+            )
+    return out
+
+
+# --- shared links ---------------------------------------------------------------------------------------
+
+
+def _usb_points(device: Device) -> list[str]:
+    """The USB hubs and root hub above a device, nearest first, from its sysfs path ('usb1/1-1')."""
+    parts = (device.sysfs_path or "").split("/")
+    usb = [
+        p for p in parts if (p.startswith("usb") and p[3:].isdigit()) or (p[:1].isdigit() and "-" in p and ":" not in p)
+    ]
+    own = next((h.name for h in device.hops if isinstance(h, UsbHop)), None)
+    if own in usb:
+        usb = usb[: usb.index(own)]
+    return ["/".join(usb[: i + 1]) for i in range(len(usb))][::-1]
+
+
+def _own_ceiling(device: Device, below: str | None) -> float | None:
+    """The member's link ceiling from the hops below the shared point (its own SATA or USB link)."""
+    hops = []
+    for hop in device.hops:
+        if below is not None and hop.name == below:
+            break
+        hops.append(hop)
+    return link_chain(tuple(hops)).current_ceiling_mbps if hops else None
+
+
+def shared_links(members: Sequence[StackNode]) -> list[SharedLink]:
+    """Links or controllers that two or more members sit behind, the deepest of each set of members."""
+    devices = [(m.name, m.device) for m in members if m.device is not None]
+    points: dict[str, tuple[str, float | None, list[str], list[float | None]]] = {}
+    for name, dev in devices:
+        for hop in dev.hops:
+            if isinstance(hop, PcieHop):
+                hop_ceil = hop_ceiling(hop)
+                ident = f" ({hop.vendor_device})" if hop.vendor_device else ""
+                entry = points.setdefault(
+                    f"pcie:{hop.name}", (f"{hop_ceil.label} link of {hop.name}{ident}", hop_ceil.current_mbps, [], [])
+                )
+                entry[2].append(name)
+                entry[3].append(_own_ceiling(dev, hop.name))
+        usb_own = next((h for h in dev.hops if isinstance(h, UsbHop)), None)
+        for point in _usb_points(dev):
+            entry = points.setdefault(f"usb:{point}", (point, None, [], []))
+            entry[2].append(name)
+            entry[3].append(_own_ceiling(dev, None) if usb_own else None)
+        for part in (dev.sysfs_path or "").split("/"):
+            if part.startswith("expander-"):
+                entry = points.setdefault(f"sas:{part}", (f"SAS expander {part}", None, [], []))
+                entry[2].append(name)
+                entry[3].append(_own_ceiling(dev, None))
+    speeds = {name: next((h.speed_mbps for h in dev.hops if isinstance(h, UsbHop)), None) for name, dev in devices}
+    out: list[SharedLink] = []
+    seen_sets: set[tuple[str, ...]] = set()
+    for key, (label, ceiling, names, own) in points.items():
+        group = tuple(dict.fromkeys(names))
+        if len(group) < 2:
+            continue
+        if key.startswith("usb:"):
+            # USB 2 is one 480 Mb/s bus shared by everything below the hub; a USB 3 hub's upstream link runs at
+            # the fastest speed below it at most. Either way the members' own negotiated speeds bound it.
+            known = [s for s in (speeds[n] for n in group) if s is not None]
+            fastest = max(known) if known else None
+            rate_label, _, ceiling = usb_mbps(fastest, "uas")
+            what = "hub" if "-" in key.rsplit("/", 1)[-1] else "root hub"
+            label = f"{rate_label} {what} {key[4:].rsplit('/', 1)[-1]}"
+        if group in seen_sets:  # the same members behind a hub and its root hub: the hub (nearest) is named
+            continue
+        seen_sets.add(group)
+        out.append(SharedLink(key.split(":", 1)[1], label, ceiling, group, tuple(own[: len(group)])))
+    return out
+
+
+def shared_bottleneck(link: SharedLink, array: str, readings: Sequence[MemberReading] = ()) -> Finding | None:
+    """Static (from the members' own link ceilings) or measured (their reads alone, and together)."""
+    by_name = {r.name: r for r in readings}
+    alone = [by_name[n].alone_mbps for n in link.members if n in by_name and by_name[n].alone_mbps is not None]
+    together = [by_name[n].together_mbps for n in link.members if n in by_name and by_name[n].together_mbps is not None]
+    measured = len(alone) == len(link.members)
+    capacity = sum(a for a in alone if a is not None) if measured else None
+    basis = "read alone they total"
+    if capacity is None:
+        if any(c is None for c in link.member_ceilings_mbps):
+            return None
+        capacity = sum(c for c in link.member_ceilings_mbps if c is not None)
+        basis = "their own links could carry"
+    together_sum = sum(t for t in together if t is not None) if len(together) == len(link.members) else None
+    if link.ceiling_mbps is not None:
+        if capacity <= link.ceiling_mbps:
+            return None
+        limit = f"{link.label} carries about {fmt_rate(link.ceiling_mbps)} for all of them"
+    else:  # no number for the shared part (a SAS expander): only measured contention names it
+        if not measured or together_sum is None or together_sum >= CONTENTION_SHARE * capacity:
+            return None
+        limit = f"they share {link.label}"
+    members = ", ".join(link.members)
+    message = (
+        f"{len(link.members)} members of {array} ({members}) sit behind one link: {limit}; {basis} {fmt_rate(capacity)}"
+    )
+    if together_sum is not None:
+        message += f", and read together they got {fmt_rate(together_sum)}"
+    return Finding(
+        code="shared_bottleneck",
+        severity="warn" if measured else "info",
+        message=message,
+        evidence={
+            "array": array,
+            "shared": link.name,
+            "shared_label": link.label,
+            "ceiling_mbps": round(link.ceiling_mbps, 1) if link.ceiling_mbps is not None else None,
+            "members": list(link.members),
+            "members_total_mbps": round(capacity, 1),
+            "basis": "measured alone" if measured else "member link ceilings",
+            "together_total_mbps": round(together_sum, 1) if together_sum is not None else None,
+        },
+        hint="Spread the members over more controllers, ports or hubs, or give the shared controller a wider, "
+        "faster link (a slot with more lanes, a USB 3 port and hub).",
+        device=array,
+    )
+
+
+def tree_findings(tree: StackNode, readings: Sequence[MemberReading] = ()) -> list[Finding]:
+    """Every finding the tree gives: state, members' health and links, shared links (static, or measured)."""
+    out: list[Finding] = []
+    for node in arrays_in(tree):
+        for f in (array_degraded(node), array_resyncing(node, measured=bool(readings))):
+            if f is not None:
+                out.append(f)
+    top = _array_name(tree)
+    for info in member_infos(tree):
+        f = member_health(info)
+        if f is not None:
+            out.append(f)
+    leaves = [leaf for leaf in tree.leaves() if leaf.device is not None]
+    for leaf in leaves:
+        out.extend(member_link_downgraded(leaf, top))
+    for link in shared_links(leaves):
+        f = shared_bottleneck(link, top, readings)
+        if f is not None:
+            out.append(f)
+    return out
+
+
+# --- the measurement -----------------------------------------------------------------------------------
+
+
+def member_slow(readings: Sequence[MemberReading], array: str | None = None) -> list[Finding]:
+    """Members whose whole 95% interval alone is below SLOW_SHARE of the bottom of their peers' median interval."""
+    read = [r for r in readings if r.alone_mbps is not None]
+    out = []
+    for r in read:
+        peers = [p for p in read if p is not r]
+        if not peers:
+            continue
+        own = r.interval()
+        lows = sorted(iv[0] for iv in (p.interval() for p in peers) if iv is not None)
+        if own is None or not lows:
+            continue
+        peer_low = statistics.median(lows)
+        peer_mbps = statistics.median(p.alone_mbps for p in peers if p.alone_mbps is not None)
+        if own[1] >= SLOW_SHARE * peer_low:
+            continue
+        where = f" of {array}" if array else ""
+        out.append(
+            Finding(
+                code="member_slow",
+                severity="warn",
+                message=(
+                    f"member {r.name}{where} reads {fmt_rate(r.alone_mbps or 0)} alone "
+                    f"({_interval_words(r, own)}), {round(100 * (r.alone_mbps or 0) / peer_mbps)}% of its "
+                    f"peers' {fmt_rate(peer_mbps)}: an array waits for its slowest member"
+                ),
+                evidence={
+                    "member": r.name,
+                    "alone_mbps": r.alone_mbps,
+                    "alone_ci95_pct": r.alone_ci95_pct,
+                    "interval_mbps": [round(own[0], 1), round(own[1], 1)],
+                    "peers_median_mbps": round(peer_mbps, 1),
+                    "peers_median_low_mbps": round(peer_low, 1),
+                    "slow_share": SLOW_SHARE,
+                },
+                hint=f"Read {r.name}'s health (disksleuth health {r.path}) and its link (disksleuth list); check its "
+                "cable and port, and replace it if it stays slow.",
+                device=r.name,
+            )
+        )
+    return out
+
+
+def _interval_words(r: MemberReading, own: tuple[float, float]) -> str:
+    if r.alone_ci95_pct is None:
+        return "too few samples for an interval"
+    return f"95% interval {own[0]:,.0f}-{own[1]:,.0f} MB/s"
+
+
+def skip_reason(info: MemberInfo | None) -> str | None:
+    """Why a member is not read by a member benchmark, or None: one being rebuilt reads for the rebuild."""
+    if info is not None and info.rebuilding:
+        return f"{info.array} is rebuilding it; its reads would be the rebuild's"
+    return None
+
+
+def data_members(level: str | None, members: int) -> float | None:
+    """How many members' worth of a single sequential read the array delivers, by level (None: unknown).
+
+    Striped levels read every data member at once; parity levels give up one (raid4/5, raidz1) or two (raid6,
+    raidz2) members' share; a mirror or a concatenation serves one stream from one member at a time (md raid1
+    and btrfs spread separate readers over mirrors, not one stream); md raid10's default near layout reads
+    like half its members."""
+    if members < 1:
+        return None
+    lvl = (level or "").lower()
+    if lvl in ("raid0", "striped", "stripe"):
+        return float(members)
+    if lvl in ("raid4", "raid5", "raidz1", "raidz"):
+        return float(members - 1)
+    if lvl in ("raid6", "raidz2"):
+        return float(members - 2)
+    if lvl == "raidz3":
+        return float(members - 3)
+    if lvl == "raid10":
+        return members / 2
+    if lvl in _MIRRORS:
+        return 1.0
+    return None
+
+
+def expectation(
+    level: str | None, readings: Sequence[MemberReading], array_read_mbps: float | None = None
+) -> dict[str, object] | None:
+    """What the array should read from its members and level, and the sentence that says it."""
+    alone = [r.alone_mbps for r in readings if r.alone_mbps is not None]
+    share = data_members(level, len(readings))
+    if not alone or share is None:
+        return None
+    typical = statistics.median(alone)
+    slowest = min(readings, key=lambda r: r.alone_mbps if r.alone_mbps is not None else float("inf"))
+    expected = share * typical
+    level_words = level or "array"
+    words = (
+        f"a {len(readings)}-member {level_words} of ~{fmt_rate(typical)} members should read about {fmt_rate(expected)}"
+    )
+    if array_read_mbps is not None:
+        words += f"; it read {fmt_rate(array_read_mbps)}"
+    if slowest.alone_mbps is not None and slowest.alone_mbps < SLOW_SHARE * typical:
+        words += f"; member {slowest.name} reads {fmt_rate(slowest.alone_mbps)}"
+    return {
+        "level": level,
+        "members": len(readings),
+        "data_members": share,
+        "member_typical_mbps": round(typical, 1),
+        "expected_mbps": round(expected, 1),
+        "slowest_bound_mbps": round(share * (slowest.alone_mbps or 0.0), 1),
+        "measured_mbps": round(array_read_mbps, 1) if array_read_mbps is not None else None,
+        "words": words,
+    }

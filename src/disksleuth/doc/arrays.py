@@ -1,0 +1,78 @@
+"""Array trees and member benchmarks as documents (issue 24): the `stack` of list/check/explain, and the
+`bench --members` document. Keys are only ever added."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from disksleuth.analysis.ceilings import link_chain
+from disksleuth.doc.inventory import chain_to_dict
+from disksleuth.model import Finding
+from disksleuth.model.arrays import MemberReading, StackNode
+
+SCHEMA = "disksleuth/1"
+
+
+def node_to_dict(node: StackNode) -> dict[str, Any]:
+    """One layer of the stack and everything under it; a disk leaf carries its link chain."""
+    out: dict[str, Any] = {
+        "name": node.name,
+        "kind": node.kind,
+        "level": node.level,
+        "label": node.label,
+        "role": node.role,
+        "size_bytes": node.size_bytes,
+        "raid_disks": node.raid_disks,
+        "chunk_bytes": node.chunk_bytes,
+        "degraded": node.degraded,
+        "array_state": node.array_state,
+        "sync_action": node.sync_action,
+        "sync_done_pct": node.sync_done_pct,
+        "member_state": list(node.member_state),
+        "member_errors": node.member_errors,
+        "member_slot": node.member_slot,
+        "notes": list(node.notes),
+        "children": [node_to_dict(c) for c in node.children],
+    }
+    if node.device is not None:
+        out["link"] = chain_to_dict(link_chain(node.device.hops))
+    return out
+
+
+def reading_to_dict(r: MemberReading) -> dict[str, Any]:
+    return {
+        "name": r.name,
+        "path": r.path,
+        "alone_mbps": _r(r.alone_mbps),
+        "alone_ci95_pct": r.alone_ci95_pct,
+        "together_mbps": _r(r.together_mbps),
+        "together_ci95_pct": r.together_ci95_pct,
+        "skipped": r.skipped,
+        "fio_command": r.fio_command,
+    }
+
+
+def _r(v: float | None) -> float | None:
+    return round(v, 1) if v is not None else None
+
+
+def members_document(
+    readings: tuple[MemberReading, ...],
+    array: StackNode | None,
+    level: str | None,
+    expectation: dict[str, object] | None,
+    findings: tuple[Finding, ...] | list[Finding],
+    notes: tuple[str, ...],
+    run: dict[str, Any],
+) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "kind": "members",
+        "run": run,
+        "members": [reading_to_dict(r) for r in readings],
+        "array": node_to_dict(array) if array is not None else None,
+        "level": level,
+        "expectation": expectation,
+        "findings": [f.to_dict() for f in findings],
+        "notes": list(notes),
+    }

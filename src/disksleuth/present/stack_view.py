@@ -1,0 +1,123 @@
+"""The storage stack as an indented tree (list, check, explain) and the member benchmark's table (issue 24)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from disksleuth.units import fmt_bytes, fmt_rate
+
+
+def node_line(node: dict[str, Any]) -> str:
+    """One layer in plain words: 'md0  md raid5, 4 members, 512 KiB chunks, degraded 1, recover 50% done'."""
+    kind = node["kind"]
+    parts = [kind if kind not in ("disk", "loop", "partition") else ""]
+    if node.get("role"):
+        parts.append(str(node["role"]))
+    if node.get("level"):
+        parts.append(str(node["level"]))
+    words = [" ".join(p for p in parts if p)] if any(parts) else []
+    if node.get("label"):
+        words.append(str(node["label"]))
+    if node.get("raid_disks"):
+        words.append(f"{node['raid_disks']} members")
+    if node.get("chunk_bytes"):
+        words.append(f"{node['chunk_bytes'] // 1024} KiB chunks")
+    if node.get("size_bytes"):
+        words.append(fmt_bytes(node["size_bytes"]))
+    if node.get("degraded"):
+        words.append(f"DEGRADED ({node['degraded']})")
+    if node.get("sync_action") and node["sync_action"] not in ("idle", "frozen"):
+        done = node.get("sync_done_pct")
+        words.append(f"{node['sync_action']} {done:g}% done" if done is not None else node["sync_action"])
+    if node.get("member_state"):
+        words.append("state " + ",".join(node["member_state"]))
+    if node.get("member_errors"):
+        words.append(f"{node['member_errors']} errors")
+    link = node.get("link")
+    if link and link.get("hops"):
+        labels = " → ".join(h["label"] for h in link["hops"])
+        ceiling = link.get("current_ceiling_mbps")
+        words.append(labels + (f" (~{fmt_rate(ceiling)})" if ceiling else ""))
+    for note in node.get("notes") or []:
+        words.append(str(note))
+    return f"{node['name']}  " + ", ".join(w for w in words if w)
+
+
+def tree_lines(node: dict[str, Any], prefix: str = "", last: bool = True, top: bool = True) -> list[str]:
+    line = node_line(node)
+    lines = [line] if top else [f"{prefix}{'└─ ' if last else '├─ '}{line}"]
+    children = node.get("children") or []
+    inner = "" if top else prefix + ("   " if last else "│  ")
+    for i, child in enumerate(children):
+        lines.extend(tree_lines(child, inner, i == len(children) - 1, False))
+    return lines
+
+
+def render_tree(node: dict[str, Any], title: str = "Stack") -> None:
+    from disksleuth.present.text import console, safe_text
+
+    out = console()
+    out.print(f"\n[bold]{safe_text(title)}[/bold]")
+    for line in tree_lines(node):
+        out.print("  " + safe_text(line, markup=False), markup=False, highlight=False)
+
+
+def render_arrays(docs: list[dict[str, Any]], rows: Sequence[Any]) -> None:
+    """Each array's tree (from its document) and its findings (from the rows beside them)."""
+    from disksleuth.present.text import render_findings
+
+    for doc, row in zip(docs, rows, strict=True):
+        title = f"Array {doc['name']}" + (f" ({doc['label']})" if doc.get("label") else "")
+        render_tree(doc, title)
+        if row.findings:
+            render_findings(row.findings, indent="    ")
+
+
+def render_members(doc: dict[str, Any], show_commands: bool = False) -> None:
+    from rich.table import Table
+
+    from disksleuth.present.text import console, safe_text
+
+    out = console()
+    if doc.get("array"):
+        render_tree(doc["array"], "Array")
+    table = Table(title="Members, read-only sequential reads (1 MiB, QD8)", title_justify="left")
+    for col in ("member", "alone", "±95%", "together", "±95%"):
+        table.add_column(col, justify="left" if col == "member" else "right")
+
+    def rate(v: float | None) -> str:
+        return fmt_rate(v) if v is not None else "—"
+
+    def ci(v: float | None) -> str:
+        return f"{v:.1f}%" if v is not None else "—"
+
+    for m in doc["members"]:
+        if m.get("skipped"):
+            table.add_row(safe_text(m["path"]), "skipped", "", "", "")
+            continue
+        table.add_row(
+            safe_text(m["path"]), rate(m["alone_mbps"]), ci(m["alone_ci95_pct"]), rate(m["together_mbps"]),
+            ci(m["together_ci95_pct"]),
+        )  # fmt: skip
+    out.print(table)
+    together = [m["together_mbps"] for m in doc["members"] if m.get("together_mbps") is not None]
+    alone = [m["alone_mbps"] for m in doc["members"] if m.get("alone_mbps") is not None]
+    if together and alone:
+        out.print(f"alone they add up to {fmt_rate(sum(alone))}; all at once they read {fmt_rate(sum(together))}")
+    if doc.get("expectation"):
+        out.print(safe_text(str(doc["expectation"]["words"])))
+    for note in doc.get("notes") or []:
+        out.print("[yellow]" + safe_text(note) + "[/yellow]")
+    if show_commands:
+        for m in doc["members"]:
+            if m.get("fio_command"):
+                out.print("[dim]" + safe_text(m["fio_command"]) + "[/dim]")
+
+
+def render_check_stack(doc: dict[str, Any]) -> None:
+    """check on an array: its tree, and its members' reads when they ran."""
+    if doc.get("members"):
+        render_members({"array": doc["stack"], "members": doc["members"], "expectation": doc.get("array_expectation")})
+    else:
+        render_tree(doc["stack"], "Stack")
