@@ -119,6 +119,7 @@ def test_a_member_being_rebuilt_is_skipped_with_a_note():
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # RAM-backed loops are CPU-bound: a test beside it moves their rates
 @needs_loop
 @needs_fio
 def test_the_throttled_member_is_named_in_19_of_20_runs():
@@ -138,6 +139,7 @@ def test_the_throttled_member_is_named_in_19_of_20_runs():
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # RAM-backed loops are CPU-bound: a test beside it moves their rates
 @needs_loop
 @needs_fio
 def test_no_member_slow_without_a_throttle_in_20_runs():

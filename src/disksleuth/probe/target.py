@@ -256,7 +256,11 @@ def _multi_device_fs(device: Device | None) -> str | None:
         fsid = btrfs_of(name, "/", fs)
         if fsid is not None:
             label = fs.read(fs.p("/sys/fs/btrfs", fsid, "label")) or fsid
-            return f"btrfs {label}"
+            # Name the other members: the one mounted is what the user will recognise (/dev/loop3 at /mnt).
+            others = sorted(
+                f"/dev/{n}" for n in fs.listdir(fs.p("/sys/fs/btrfs", fsid, "devices")) if n != name
+            )
+            return f"btrfs {label}" + (f" (with {', '.join(others)})" if others else "")
     return None
 
 
