@@ -111,6 +111,18 @@ SAS_PHY_COUNTERS = (
 )
 
 
+# The keys of smartctl's JSON that carry anything about the drive: a document with none of them read nothing.
+SMART_DATA_KEYS = (
+    "smart_status",
+    "nvme_smart_health_information_log",
+    "ata_smart_attributes",
+    "temperature",
+    "model_name",
+    "scsi_model_name",
+    "power_on_time",
+)
+
+
 def decode_exit_status(status: int | None) -> tuple[str, ...]:
     if not status:
         return ()
@@ -218,18 +230,7 @@ def health_from_smartctl_doc(doc: dict[str, Any]) -> Health:
     )
     device = _str(_get(doc, "device", "name"))
     protocol = _str(_get(doc, "device", "protocol"))
-    has_data = any(
-        k in doc
-        for k in (
-            "smart_status",
-            "nvme_smart_health_information_log",
-            "ata_smart_attributes",
-            "temperature",
-            "model_name",
-            "scsi_model_name",
-            "power_on_time",
-        )
-    )
+    has_data = any(k in doc for k in SMART_DATA_KEYS)
     if not has_data and isinstance(doc.get("devices"), list):
         raise ParseError("this is `smartctl --scan` output (a list of devices), not one device's health")
     if not has_data:

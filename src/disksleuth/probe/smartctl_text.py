@@ -26,7 +26,7 @@ from typing import Any
 from disksleuth.errors import ParseError
 from disksleuth.model.paste import PastedHealth
 from disksleuth.probe.smart_attributes import NVME_LABELS
-from disksleuth.probe.smart_parse import health_from_smartctl_doc
+from disksleuth.probe.smart_parse import SMART_DATA_KEYS, health_from_smartctl_doc
 
 _HEADER = re.compile(r"^\s*smartctl (\d+)\.(\d+)\b")
 _KV = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ./()&#_-]{1,60}?):\s+(.*?)\s*$")
@@ -226,18 +226,7 @@ def parse_smartctl_text(text: str, device: str | None = None, first_line: int = 
         doc["device"] = {"name": device, "protocol": protocol}
     elif protocol:
         doc["device"] = {"protocol": protocol}
-    has_data = any(
-        k in doc
-        for k in (
-            "smart_status",
-            "nvme_smart_health_information_log",
-            "ata_smart_attributes",
-            "temperature",
-            "model_name",
-            "scsi_model_name",
-            "power_on_time",
-        )
-    )
+    has_data = any(k in doc for k in SMART_DATA_KEYS)
     if not has_data:
         why = "; ".join(messages) or "no drive data in the text (is it the whole smartctl output?)"
         raise ParseError(f"no SMART data: {why}")
