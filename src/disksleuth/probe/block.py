@@ -16,9 +16,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import Protocol
 
 from disksleuth.errors import DeviceNotFound
-from disksleuth.model import Device, Hop, MmcHop, PcieHop, SataHop, UsbHop, VirtualHop
+from disksleuth.model import Device, Hop, MmcHop, PcieHop, SataHop, Slot, UsbHop, VirtualHop
 from disksleuth.probe.loops import (
     LoopTable,
     block_key,
@@ -466,6 +467,10 @@ class _PciFn:
     def has_link(self) -> bool:
         return self.max_speed is not None or self.speed is not None
 
+    @property
+    def cap_speed(self) -> float | None:
+        return self.max_speed  # max_link_speed: the kernel has already read LnkCap2 or LnkCap
+
 
 def read_pci_fn(fs: Sysfs, path: str, notes: Notes) -> _PciFn:
     bdf = os.path.basename(path)
@@ -484,6 +489,47 @@ def read_pci_fn(fs: Sysfs, path: str, notes: Notes) -> _PciFn:
         width=parse_pcie_width(a("current_link_width"), f"{bdf} current_link_width", notes),
         max_speed=parse_pcie_speed(a("max_link_speed"), f"{bdf} max_link_speed", notes),
         max_width=parse_pcie_width(a("max_link_width"), f"{bdf} max_link_width", notes),
+    )
+
+
+class LinkEnd(Protocol):
+    """One end of a PCIe link, read from sysfs or from pasted lspci text."""
+
+    @property
+    def bdf(self) -> str: ...
+    @property
+    def vendor_device(self) -> str | None: ...
+    @property
+    def speed(self) -> float | None: ...
+    @property
+    def width(self) -> int | None: ...
+    @property
+    def cap_speed(self) -> float | None: ...
+    @property
+    def max_width(self) -> int | None: ...
+    @property
+    def is_bridge(self) -> bool: ...
+
+
+def link_hop(lower: LinkEnd, port: LinkEnd, port_is_root: bool, slot: Slot | None = None) -> PcieHop:
+    """The link between a function and the port above it. Both ends report the same negotiated state; an end
+    that reports none takes the other's. Each keeps its own capability."""
+    return PcieHop(
+        name=lower.bdf,
+        port=port.bdf,
+        vendor_device=lower.vendor_device,
+        port_vendor_device=port.vendor_device,
+        speed_gtps=lower.speed if lower.speed is not None else port.speed,
+        width=lower.width if lower.width is not None else port.width,
+        max_speed_gtps=lower.cap_speed,
+        max_width=lower.max_width,
+        port_max_speed_gtps=port.cap_speed,
+        port_max_width=port.max_width,
+        port_is_root=port_is_root,
+        port_is_chipset=is_chipset_port(port.bdf, port.vendor_device, port_is_root)
+        or is_chipset_port(lower.bdf, lower.vendor_device, False),
+        is_bridge=lower.is_bridge,
+        slot=slot,
     )
 
 
@@ -523,25 +569,8 @@ def pcie_hops(
                 port, port_is_root = fn, idx == 0
             continue  # an RC-integrated endpoint (no link) stays out of the chain
         if port.has_link or fn.has_link:
-            hops.append(
-                PcieHop(
-                    name=fn.bdf,
-                    port=port.bdf,
-                    vendor_device=fn.vendor_device,
-                    port_vendor_device=port.vendor_device,
-                    speed_gtps=fn.speed if fn.speed is not None else port.speed,
-                    width=fn.width if fn.width is not None else port.width,
-                    max_speed_gtps=fn.max_speed,
-                    max_width=fn.max_width,
-                    port_max_speed_gtps=port.max_speed,
-                    port_max_width=port.max_width,
-                    port_is_root=port_is_root,
-                    port_is_chipset=is_chipset_port(port.bdf, port.vendor_device, port_is_root)
-                    or is_chipset_port(fn.bdf, fn.vendor_device, False),
-                    is_bridge=fn.is_bridge,
-                    slot=slots.slot_for(port.bdf, fn.bdf) if slots is not None else None,
-                )
-            )
+            slot = slots.slot_for(port.bdf, fn.bdf) if slots is not None else None
+            hops.append(link_hop(fn, port, port_is_root, slot))
         # A switch upstream port is followed by its downstream port, which faces down again.
         port = None
         port_is_root = False

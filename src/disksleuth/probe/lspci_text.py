@@ -22,7 +22,7 @@ from disksleuth.errors import ParseError
 from disksleuth.model import PcieHop
 from disksleuth.model.paste import PastedPci
 from disksleuth.model.run import PciFunction
-from disksleuth.probe.block import is_chipset_port
+from disksleuth.probe.block import link_hop
 
 _HEADER = re.compile(
     r"^\s*(?P<bdf>(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) "
@@ -215,24 +215,7 @@ def _path(f: _Fn, parent_of: dict[str, _Fn | None]) -> tuple[PcieHop, ...]:
             break
         up = parent_of.get(port.bdf)
         port_is_root = port.role == "root_port" or (up is None and port.bdf.split(":")[1] == "00")
-        hops.append(
-            PcieHop(
-                name=lower.bdf,
-                port=port.bdf,
-                vendor_device=lower.vendor_device,
-                port_vendor_device=port.vendor_device,
-                speed_gtps=lower.speed if lower.speed is not None else port.speed,
-                width=lower.width if lower.width is not None else port.width,
-                max_speed_gtps=lower.cap_speed,
-                max_width=lower.max_width,
-                port_max_speed_gtps=port.cap_speed,
-                port_max_width=port.max_width,
-                port_is_root=port_is_root,
-                port_is_chipset=is_chipset_port(port.bdf, port.vendor_device, port_is_root)
-                or is_chipset_port(lower.bdf, lower.vendor_device, False),
-                is_bridge=lower.is_bridge,
-            )
-        )
+        hops.append(link_hop(lower, port, port_is_root))
         # A switch downstream port hangs below the switch's upstream port: that internal hop is not a link.
         switch_inside = up is not None and port.role == "downstream_port"
         lower = up if switch_inside else (None if port_is_root else port)
