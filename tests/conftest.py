@@ -180,14 +180,48 @@ def blkio_throttle(
                     fh.write(f"{majmin} {value}")
         yield os.path.join(group, "cgroup.procs")
     finally:
-        # Move anything still inside back to the root group, then remove ours.
-        with contextlib.suppress(OSError):
-            with open(os.path.join(group, "cgroup.procs")) as fh:
-                pids = fh.read().split()
-            for pid in pids:
-                with contextlib.suppress(OSError), open(os.path.join(BLKIO, "cgroup.procs"), "w") as out:
-                    out.write(pid)
-        os.rmdir(group)
+        remove_cgroup(group, BLKIO)
+
+
+def remove_cgroup(group: str, controller_root: str) -> None:
+    """Move anything still inside a cgroup v1 group back to its controller's root group, then remove it."""
+    with contextlib.suppress(OSError):
+        with open(os.path.join(group, "cgroup.procs")) as fh:
+            pids = fh.read().split()
+        for pid in pids:
+            with contextlib.suppress(OSError), open(os.path.join(controller_root, "cgroup.procs"), "w") as out:
+                out.write(pid)
+    os.rmdir(group)
+
+
+def drain_terminal(master: int, proc: subprocess.Popen[bytes], timeout_s: float) -> bytes:
+    """Everything a child wrote to its pseudo-terminal until it closed it or `timeout_s` passed; then the
+    master is closed and the child reaped (killed if still running)."""
+    import select
+    import time
+
+    chunks = []
+    deadline = time.monotonic() + timeout_s
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 1)
+            if not ready:
+                if proc.poll() is not None:
+                    break
+                continue
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    return b"".join(chunks)
 
 
 def in_cgroup(procs: str, argv: list[str]) -> list[str]:

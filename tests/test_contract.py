@@ -20,18 +20,16 @@ import argparse
 import json
 import os
 import re
-import select
 import shutil
 import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from dataclasses import dataclass
 
 import pytest
-from conftest import DATA, SMARTCTL_FIXTURES, SYSFS
+from conftest import DATA, SMARTCTL_FIXTURES, SYSFS, drain_terminal
 
 from disksleuth.cli import build_parser, main
 
@@ -299,28 +297,8 @@ def _run_in_pty(runs: list[tuple[list[str], str, str | None]], columns: int, env
         close_fds=True,
     )
     os.close(slave)
-    chunks = []
-    deadline = time.monotonic() + 120
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 1)
-            if not ready:
-                if proc.poll() is not None:
-                    break
-                continue
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
-    finally:
-        os.close(master)
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-    return b"".join(chunks).decode("utf-8", "replace")
+    output = drain_terminal(master, proc, 120)
+    return output.decode("utf-8", "replace")
 
 
 @pytest.mark.slow

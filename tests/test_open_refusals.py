@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from conftest import in_cgroup, loop_device, needs_fio, needs_loop
+from conftest import in_cgroup, loop_device, needs_fio, needs_loop, remove_cgroup
 
 DISKSLEUTH = [sys.executable, "-m", "disksleuth"]
 DEVICES = "/sys/fs/cgroup/devices"
@@ -34,14 +34,7 @@ def device_denied(dev: str, access: str) -> Iterator[str]:
             fh.write(f"b {os.major(st.st_rdev)}:{os.minor(st.st_rdev)} {access}")
         yield os.path.join(group, "cgroup.procs")
     finally:
-        # Our children have exited by now; anything left is moved out so the group can go.
-        with contextlib.suppress(OSError):
-            with open(os.path.join(group, "cgroup.procs")) as fh:
-                pids = fh.read().split()
-            for pid in pids:
-                with contextlib.suppress(OSError), open(os.path.join(DEVICES, "cgroup.procs"), "w") as out:
-                    out.write(pid)
-        os.rmdir(group)
+        remove_cgroup(group, DEVICES)  # our children have exited by now; anything left is moved out
 
 
 @needs_fio

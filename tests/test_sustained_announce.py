@@ -6,15 +6,22 @@ from __future__ import annotations
 import fcntl
 import os
 import re
-import select
 import struct
 import subprocess
 import sys
 import termios
-import time
 
 import pytest
-from conftest import blkio_throttle, have_blkio, in_cgroup, loop_device, mounted_ext4, needs_fio, needs_loop
+from conftest import (
+    blkio_throttle,
+    drain_terminal,
+    have_blkio,
+    in_cgroup,
+    loop_device,
+    mounted_ext4,
+    needs_fio,
+    needs_loop,
+)
 
 from disksleuth.present.bench_view import progress_rate
 
@@ -33,28 +40,8 @@ def _in_a_terminal(argv: list[str], columns: int = 120, timeout_s: float = 120) 
     env = {**os.environ, "COLUMNS": str(columns), "TERM": "xterm-256color", "NO_COLOR": "1"}
     proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
     os.close(slave)
-    chunks = []
-    deadline = time.monotonic() + timeout_s
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 1)
-            if not ready:
-                if proc.poll() is not None:
-                    break
-                continue
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
-    finally:
-        os.close(master)
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-    return proc.returncode, b"".join(chunks).decode("utf-8", "replace")
+    output = drain_terminal(master, proc, timeout_s)
+    return proc.returncode, output.decode("utf-8", "replace")
 
 
 def test_fill_announces_its_bounds_and_shows_bytes_written():
