@@ -60,3 +60,32 @@ class PastedHealth:
 
     health: Health
     source_lines: Mapping[str, int] = field(default_factory=dict)  # Health field or "attribute 5" -> line
+
+
+@dataclass(frozen=True)
+class PastedNvmeNamespace:
+    """One row of `nvme list` (nvme-cli 0.x to 2.x). `serial` is the drive's serial number as printed: callers hash
+    it before it is shown or stored, and never log it."""
+
+    node: str  # "/dev/nvme0n1" (the block device; nvme-cli 2.x also prints the generic "/dev/ng0n1" beside it)
+    serial: str | None
+    model: str | None
+    namespace: int | None  # NSID: "1" in nvme-cli 1.x, "0x1" in 2.x
+    usage_bytes: int | None  # nvme-cli prints SI units to 3 significant digits ("1.92  TB"): approximate
+    capacity_bytes: int | None
+    sector_bytes: int | None  # the LBA format in use ("512   B +  0 B", "4 KiB + 16 B")
+    metadata_bytes: int | None
+    firmware: str | None
+    generic: str | None = None  # "/dev/ng0n1" (nvme-cli 2.x "Generic" column)
+    source_line: int = 0  # the row's line in the paste
+
+
+@dataclass(frozen=True)
+class PastedNvmeController:
+    """What `nvme id-ctrl` says about a controller. `serial` as for PastedNvmeNamespace: hash it, never log it."""
+
+    model: str | None
+    serial: str | None
+    firmware: str | None
+    total_capacity_bytes: int | None  # tnvmcap; 0 (not reported) is None
+    source_lines: Mapping[str, int] = field(default_factory=dict)  # "model", "serial", "firmware" -> line

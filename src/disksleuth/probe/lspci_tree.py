@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from disksleuth.errors import ParseError
+from disksleuth.probe.paste_text import iter_lines
 
 # The tree is drawn with these; anything else after a function (its -v name) ends the line's drawing.
 _CONNECTORS = re.compile(r"[ |+\\-]+")
@@ -37,7 +38,7 @@ def parse_lspci_tree(text: str, first_line: int = 1) -> dict[str, str | None]:
     parents: dict[str, str | None] = {}
     # Open buses, innermost last: (column of "[", domain, bus, the bridge's BDF or None for a root bus).
     stack: list[tuple[int, str, str, str | None]] = []
-    for line in text.splitlines():
+    for line in iter_lines(text):
         _read_line(line[:_MAX_LINE_CHARS], stack, parents)
     if not parents:
         raise ParseError(f"no lspci -t tree in the text (from line {first_line})")

@@ -43,6 +43,9 @@ _SMARTCTL_HEADER = re.compile(r"^\s*smartctl \d+\.\d+\b")
 _SMARTCTL_BANNER = re.compile(r"^\s*=== START OF [A-Z /]+ SECTION ===")
 _NVME_LIST = re.compile(r"^\s*Node\s+(?:Generic\s+)?SN\s+Model\b")
 _NVME_ID_NS = re.compile(r"^\s*NVME Identify Namespace \S+:")
+# `nvme id-ns -H | grep "LBA Format"` is how guides show the formats (AnduinOS-Docs' Change-NVME-LBA-Size.md): the
+# format rows alone, without the "NVME Identify Namespace" header, are still id-ns output.
+_NVME_LBAF = re.compile(r"^\s*(?:LBA Format\s{1,4}\d{1,2}\s*: Metadata Size:|lbaf\s{1,4}\d{1,2}\s*: ms:)")
 _NVME_ID_CTRL = re.compile(r"^\s*NVME Identify Controller:")
 _NVME_SMART_LOG = re.compile(r"^\s*Smart Log for NVME device:")
 _FIO_START = re.compile(
@@ -152,7 +155,7 @@ def _start_kind(text: str) -> str | None:
         return "lspci_tree"
     if _NVME_LIST.match(t):
         return "nvme_list"
-    if _NVME_ID_NS.match(t):
+    if _NVME_ID_NS.match(t) or _NVME_LBAF.match(t):
         return "nvme_id_ns"
     if _NVME_ID_CTRL.match(t):
         return "nvme_id_ctrl"
@@ -308,3 +311,15 @@ def read_paste(text: str) -> Paste:
 
 def section_kinds(paste: Paste) -> Iterator[str]:
     return (s.kind for s in paste.sections)
+
+
+def iter_lines(text: str) -> Iterator[str]:
+    """A section's lines one at a time (the normaliser ends every line with "\\n"): the parsers of pasted text read
+    them so, since a list of a 64 MiB paste's lines costs more than reading them."""
+    start, n = 0, len(text)
+    while start < n:
+        end = text.find("\n", start)
+        if end < 0:
+            end = n
+        yield text[start:end].rstrip("\r")
+        start = end + 1
