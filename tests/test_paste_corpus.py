@@ -171,3 +171,54 @@ def test_newer_pciutils_express_line_keeps_the_role() -> None:
     (nvme,) = [p for p in parse_lspci_vv(section.text, section.first_line) if p.fn.bdf == "0000:2e:00.0"]
     assert nvme.fn.role == "endpoint" and nvme.chain_known is False
     assert pasted_link_status(nvme.fn, nvme.chain_known).downgraded
+
+
+def _health(rel: str) -> Health:
+    (s,) = [s for s in read_paste(_text(rel)).sections if s.kind == "smartctl"]
+    return parse_smartctl_text(s.text, first_line=s.first_line).health
+
+
+def test_german_locale_group_separators_are_read() -> None:
+    """py-SMART nvme_6, a Toshiba KBG30 read under a German locale: "Power On Hours: 8.737", "Error Information
+    Log Entries: 2.597", "Namespace 1 Size/Capacity: 256.060.514.304". Read up to the dot, they were 8 hours,
+    2 entries and 256 bytes."""
+    health = _health("smartctl/pysmart-nvme_6-_-d_nvme_--all__dev_nvme0.txt")
+    assert health.power_on_hours == 8737 and health.error_log_entries == 2597
+    assert health.capacity_bytes == 256_060_514_304
+
+
+def test_space_group_separators_are_read() -> None:
+    """py-SMART sas_ssd_0_issue_57 (Russian locale): "User Capacity: 7 681 501 126 656 bytes" (U+202F in the
+    capture, a space in the index's copy) was 7 bytes."""
+    assert _health("smartctl/pysmart-sas_ssd_0_issue_57-_-x__dev_sdb.txt").capacity_bytes == 7_681_501_126_656
+
+
+def test_pre_release_smartctl_header_starts_the_report() -> None:
+    """py-SMART nvme_6: "smartctl pre-7.4 2023-03-21 r5470 ... (CircleCI)". The header was not recognised: the
+    section began at the banner three lines later and the version was lost."""
+    text = _text("smartctl/pysmart-nvme_6-_-d_nvme_--all__dev_nvme0.txt")
+    (s,) = [s for s in read_paste(text).sections if s.kind == "smartctl"]
+    assert s.first_line == 1
+    assert parse_smartctl_text(s.text, first_line=s.first_line).source_lines["smartctl_version"] == 1
+
+
+def test_attribute_row_with_extra_flag_bits_is_read() -> None:
+    """linuxhw 2E256-TU2-510B00: "170 Unknown_Attribute POSR-K+ 000 000 000 - 34688"; the "+" (flag bits without
+    a letter) dropped the row."""
+    ids = {a.id for a in _health("smartctl/linuxhw-ata-2E256-TU2-510B00-E1D31C1CA503.txt").attributes}
+    assert 170 in ids
+
+
+def test_unset_normalised_wear_value_is_not_wear() -> None:
+    """linuxhw 2E256-TU2-510B00 keeps no normalised values (every vendor attribute 000/000/000): its 177
+    Wear_Leveling_Count and 233 Media_Wearout_Indicator at 000 were taken for 100% of the endurance used."""
+    health = _health("smartctl/linuxhw-ata-2E256-TU2-510B00-E1D31C1CA503.txt")
+    assert health.percentage_used is None
+    assert "worn" not in named_signs(health)
+
+
+def test_intel_attribute_175_is_not_a_program_fail_count() -> None:
+    """linuxhw INTEL SSDSC2BB012T7 with smartctl 6.6 (drivedb without the model): "175 Program_Fail_Count_Chip
+    ... 447025527098" is Intel's Power_Loss_Cap_Test, packed; it was named a media error."""
+    health = _health("smartctl/linuxhw-ata-SSDSC2BB012T7-F8E72F6CD299.txt")
+    assert "media_errors" not in {f.code for f in health_findings(health)}
