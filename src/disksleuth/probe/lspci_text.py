@@ -32,7 +32,10 @@ _IDS = re.compile(r"\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]")
 _SPEED = re.compile(r"Speed (\d+(?:\.\d+)?)GT/s(?: \((downgraded|ok)\))?")
 _WIDTH = re.compile(r"Width x(\d+)(?: \((downgraded|ok)\))?")
 _BUS = re.compile(r"Bus: primary=([0-9a-fA-F]{2}), secondary=([0-9a-fA-F]{2}), subordinate=([0-9a-fA-F]{2})")
-_EXPRESS = re.compile(r"Capabilities: \[[0-9a-fA-F]+\] Express \([^)]*\) ([A-Za-z /-]+?)(?: \(|, MSI|$)")
+# The role ends at " (Slot+)" or at the comma before the interrupt message number: ", MSI 00" in older pciutils,
+# ", IntMsgNum 0" in newer ones (pciutils tests/cap-phy32, an NVMe endpoint: read up to ", MSI" only, its role
+# was lost and it was taken for an integrated endpoint, whose link is never judged).
+_EXPRESS = re.compile(r"Capabilities: \[[0-9a-fA-F]+\] Express \([^)]*\) ([A-Za-z /-]+?)(?: \(|,|$)")
 _SPEEDS2 = re.compile(r"Supported Link Speeds: ([\d.]+)(?:-([\d.]+))?GT/s")
 
 _ROLES = {

@@ -39,7 +39,7 @@ _BDF = r"(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
 _LSPCI_HEADER = re.compile(r"^\s*" + _BDF + r" [^:\n]{2,80}(?: \[[0-9a-fA-F]{4}\])?: ")
 _LSPCI_TREE = re.compile(r"^\s*[-+\\]{0,3}\+?-?\[[0-9a-fA-F]{4}:[0-9a-fA-F]{2}\]-")
 _LSPCI_TREE_CONT = re.compile(r"^\s*[ |]*[+\\]-[0-9a-fA-F]{2}\.[0-7]|^\s*\|\s*$|^\s*[ |]+\s*[+\\]-")
-_SMARTCTL_HEADER = re.compile(r"^\s*smartctl \d+\.\d+\b")
+_SMARTCTL_HEADER = re.compile(r"^\s*smartctl (?:pre-)?\d+\.\d+\b")  # "pre-7.4": a pre-release build
 _SMARTCTL_BANNER = re.compile(r"^\s*=== START OF [A-Z /]+ SECTION ===")
 _NVME_LIST = re.compile(r"^\s*Node\s+(?:Generic\s+)?SN\s+Model\b")
 _NVME_ID_NS = re.compile(r"^\s*NVME Identify Namespace \S+:")

@@ -362,6 +362,8 @@ class _AtaRow:
     name: str
     value: int | None  # normalised, vendor scale (usually 100 or 200 = new); lower is worse
     raw: int | None
+    worst: int | None = None
+    thresh: int | None = None
 
 
 def _attribute(a: dict[str, Any]) -> _AtaRow | None:
@@ -371,7 +373,14 @@ def _attribute(a: dict[str, Any]) -> _AtaRow | None:
     name = _str(a.get("name"))
     if name is None:
         name = f"Unknown_Attribute_{attr_id}"
-    return _AtaRow(id=attr_id, name=name, value=_int(a.get("value")), raw=_attr_count(a))
+    return _AtaRow(
+        id=attr_id,
+        name=name,
+        value=_int(a.get("value")),
+        raw=_attr_count(a),
+        worst=_int(a.get("worst")),
+        thresh=_int(a.get("thresh")),
+    )
 
 
 def _capacity_bytes(doc: dict[str, Any]) -> int | None:
@@ -409,7 +418,11 @@ def _percentage_used(
     best: tuple[int, str] | None = None
     for a in table:
         # Normalised values above 100 are on another scale (or 253, "not yet computed"): not a percentage.
-        if a.name in WEAR_NAMES and a.value is not None and 0 <= a.value <= 100:
+        # Value, worst and threshold all 0: the firmware keeps no normalised values (they run 1-253), so 0 is
+        # no reading (linuxhw 2E256-TU2-510B00: every vendor attribute 000/000/000, 177 and 233 among them).
+        # Micron's 202 at 0 has threshold 1, and is a real end of life.
+        unset = a.value == 0 and not a.worst and not a.thresh
+        if a.name in WEAR_NAMES and a.value is not None and 0 <= a.value <= 100 and not unset:
             worn = 100 - a.value
             if best is None or worn > best[0]:
                 best = (worn, f"ATA {a.id} {a.name} (normalised value {a.value})")
@@ -434,11 +447,23 @@ def _interface_errors(doc: dict[str, Any], table: tuple[_AtaRow, ...]) -> dict[s
     return out
 
 
+def _not_a_media_count(row: _AtaRow, model: str) -> bool:
+    """Intel SSDs' attribute 175 is Power_Loss_Cap_Test (drivedb.h, Intel DC S35x0/3610/3700: "4170 (247 9539)"),
+    packed test results; a smartctl whose drivedb lacks the model prints the default name Program_Fail_Count_Chip
+    over that raw value (linuxhw/EnterpriseDrive INTEL SSDSC2BB012T7 with smartctl 6.6: 447027690206), which is
+    no count of failed programs."""
+    return row.id == 175 and model.upper().startswith("INTEL SSD")
+
+
 def _media_errors(doc: dict[str, Any], nvme: dict[str, Any], table: tuple[_AtaRow, ...]) -> dict[str, int]:
+    model = str(doc.get("model_name") or "")
     out = {
         f"{a.name} (ATA {a.id})": a.raw
         for a in table
-        if _MEDIA_NAME.search(a.name) and "Rate" not in a.name and a.raw is not None
+        if _MEDIA_NAME.search(a.name)
+        and "Rate" not in a.name
+        and a.raw is not None
+        and not _not_a_media_count(a, model)
     }
     # NVMe Media and Data Integrity Errors (SMART / Health log bytes 160-175).
     if (nvme_media := _int(nvme.get("media_errors"))) is not None:

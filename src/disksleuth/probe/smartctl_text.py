@@ -28,18 +28,26 @@ from disksleuth.model.paste import PastedHealth
 from disksleuth.probe.smart_attributes import NVME_LABELS
 from disksleuth.probe.smart_parse import SMART_DATA_KEYS, health_from_smartctl_doc
 
-_HEADER = re.compile(r"^\s*smartctl (\d+)\.(\d+)\b")
+# "smartctl 7.4 2023-08-01 r5530 ..."; pre-release builds print "smartctl pre-7.4 2023-03-21 r5470 ... (CircleCI)"
+# (py-SMART tests/dataset/singletests/nvme_6 and nvme_win10_0_issue_64).
+_HEADER = re.compile(r"^\s*smartctl (?:pre-)?(\d+)\.(\d+)\b")
 _KV = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ./()&#_-]{1,60}?):\s+(.*?)\s*$")
-_NUM = re.compile(r"^\s*(0x[0-9a-fA-F]+|-?[\d,]+)")
+# Numbers as smartctl prints them in the user's locale: "2,597" (C/en), "2.597" (de: py-SMART nvme_6, a Toshiba
+# KBG30 under a German locale, where "Power On Hours: 8.737" read as 8 hours), "2 597" or U+202F/U+00A0 between
+# groups (fr: py-SMART sas_ssd_0_issue_57, "User Capacity: 7 681 501 126 656 bytes", read as 7 bytes). A group
+# separator is only taken between groups of exactly three digits, so a decimal such as "1.5" is never one.
+_NUM = re.compile(r"^\s*(0x[0-9a-fA-F]+|-?\d{1,3}(?:[,.' \u00a0\u202f]\d{3})+(?!\d)|-?\d+)")
+_GROUP_SEPARATORS = re.compile(r"[,.' \u00a0\u202f]")
 _SATA = re.compile(r"([\d.]+) Gb/s(?: \(current: ([\d.]+|<unknown>) ?(?:Gb/s)?\))?")
 # ATA attribute rows. Old form: id name flag(0xNNNN) value worst thresh type updated when_failed raw...
 _ATTR_OLD = re.compile(
     r"^\s*(\d{1,3})\s+(\S+)\s+(0x[0-9a-fA-F]{4})\s+(\d{1,3}|---)\s+(\d{1,3}|---)\s+(\d{1,3}|---)\s+"
     r"(Pre-fail|Old_age)\s+(Always|Offline)\s+(\S+)\s+(.*?)\s*$"
 )
-# Brief form (-x, -f brief): id name flags(POSR-K, 6 chars) value worst thresh fail raw...
+# Brief form (-x, -f brief): id name flags(POSR-K, 6 chars; a "+" after them when the drive sets flag bits smartctl
+# has no letter for: linuxhw 2E256-TU2-510B00 "170 Unknown_Attribute POSR-K+") value worst thresh fail raw...
 _ATTR_BRIEF = re.compile(
-    r"^\s*(\d{1,3})\s+(\S+)\s+([P-][O-][S-][R-][C-][K-]|[A-Z-]{6})\s+(\d{1,3}|---)\s+(\d{1,3}|---)\s+"
+    r"^\s*(\d{1,3})\s+(\S+)\s+([P-][O-][S-][R-][C-][K-]\+?|[A-Z-]{6})\s+(\d{1,3}|---)\s+(\d{1,3}|---)\s+"
     r"(\d{1,3}|---)\s+(\S+)\s+(.*?)\s*$"
 )
 _SELF_TEST = re.compile(
@@ -58,7 +66,7 @@ def _num(text: str) -> int | None:
     m = _NUM.match(text)
     if not m:
         return None
-    raw = m.group(1).replace(",", "")
+    raw = m.group(1) if m.group(1).startswith("0x") else _GROUP_SEPARATORS.sub("", m.group(1))
     try:
         return int(raw, 0) if raw.startswith("0x") else int(raw)
     except ValueError:
@@ -196,6 +204,10 @@ def parse_smartctl_text(text: str, device: str | None = None, first_line: int = 
             nvme["temperature_sensors"] = sensors
         doc["nvme_smart_health_information_log"] = nvme
         doc.setdefault("temperature", {}).setdefault("current", nvme.get("temperature"))
+        if "power_on_hours" in nvme:
+            # smartctl --json puts it in power_on_time too (nvmeprint.cpp), where Health reads it: without this a
+            # pasted NVMe report had no power-on hours (py-SMART nvme_6, nvme_13_issue_96).
+            doc.setdefault("power_on_time", {"hours": nvme["power_on_hours"]})
     if lba_formats:
         doc.setdefault("nvme_namespaces", [{}])[0]["lba_formats"] = lba_formats
     if self_tests:
