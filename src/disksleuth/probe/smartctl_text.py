@@ -31,7 +31,10 @@ from disksleuth.probe.smart_parse import SMART_DATA_KEYS, health_from_smartctl_d
 _HEADER = re.compile(r"^\s*smartctl (\d+)\.(\d+)\b")
 _KV = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ./()&#_-]{1,60}?):\s+(.*?)\s*$")
 _NUM = re.compile(r"^\s*(0x[0-9a-fA-F]+|-?[\d,]+)")
-_SATA = re.compile(r"([\d.]+) Gb/s(?: \(current: ([\d.]+|<unknown>) ?(?:Gb/s)?\))?")
+# A locale with decimal commas prints "6,0 Gb/s (current: 1,5 Gb/s)".
+_SATA = re.compile(r"(\d+(?:[.,]\d+)?) Gb/s(?: \(current: (\d+(?:[.,]\d+)?|<unknown>) ?(?:Gb/s)?\))?")
+# "1,000,204,886,016 bytes", and as other locales group it: "1.000.204.886.016 bytes", "1 000 204 886 016 bytes"
+_GROUPED_BYTES = re.compile(r"^\s*(\d{1,3}(?:([,. \u202f\u00a0'])\d{3})(?:\2\d{3})*|\d+)\s*(?:bytes\b|\[)")
 # ATA attribute rows. Old form: id name flag(0xNNNN) value worst thresh type updated when_failed raw...
 _ATTR_OLD = re.compile(
     r"^\s*(\d{1,3})\s+(\S+)\s+(0x[0-9a-fA-F]{4})\s+(\d{1,3}|---)\s+(\d{1,3}|---)\s+(\d{1,3}|---)\s+"
@@ -67,13 +70,14 @@ def _num(text: str) -> int | None:
 
 def _bytes(text: str) -> int | None:
     """'1,000,204,886,016 bytes [1.00 TB]' or '500,107,862,016 [500 GB]' -> bytes."""
-    n = _num(text)
+    m = _GROUPED_BYTES.match(text)
+    n = int(re.sub(r"\D", "", m.group(1))) if m else _num(text)
     return n if n and n > 0 else None
 
 
 def _gbps_units(gbps: str) -> dict[str, int] | None:
     try:
-        value = float(gbps)
+        value = float(gbps.replace(",", "."))
     except ValueError:
         return None
     return {"units_per_second": round(value * 10), "bits_per_unit": 100_000_000}

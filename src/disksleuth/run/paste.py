@@ -326,7 +326,8 @@ def _devices(ctx: _Context, given: list[PastedFigure]) -> tuple[list[PastedDevic
         hops: tuple[Any, ...] = ()
         notes: list[str] = []
         if h.sata_speed_current_gbps is not None:
-            hops = (SataHop("link", None, h.sata_speed_current_gbps, None, None, h.sata_speed_max_gbps),)
+            # The port is not known from smartctl: "smartctl/link" in the header says where the speeds came from.
+            hops = (SataHop("link", "smartctl", h.sata_speed_current_gbps, None, None, h.sata_speed_max_gbps),)
             if len(sata_ctrls) == 1:
                 p, _ = sata_ctrls[0]
                 hops += _own_hops(p)
