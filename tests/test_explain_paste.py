@@ -208,3 +208,20 @@ def test_a_device_name_is_still_a_live_device(cli, tmp_path) -> None:
 def test_read_applies_to_one_device_only(cli) -> None:
     r = cli("explain", DOWNGRADED, SLOW_SATA, "--read", "100MB/s")
     assert r.code == 2 and "apply to one device" in r.err
+
+
+def test_fio_json_with_text_around_it_gives_its_random_figure() -> None:
+    """fio --output-format=json as captured in tests/data/fio (a note line printed after the document)."""
+    with open(os.path.join(DATA, "fio", "fio-3.33-note-line-before-json.json")) as f:
+        fio = f.read()
+    code, doc = run_json("-", stdin=_read(SLOW_SATA) + "\nfio: terminating on signal 2\n" + fio)
+    (fig,) = doc["devices"][0]["given"]
+    assert fig["measure"] == "rand_read_iops" and fig["option"] == "fio --output-format=json"
+    assert fig["iops"] == pytest.approx(70994, rel=1e-3)
+    assert "cache_suspected" in _codes(doc)  # 71k x 4 KiB = 291 MB/s through a 142 MB/s link
+
+
+def test_a_port_not_in_the_paste_is_not_named_none() -> None:
+    code, doc = run_json(DOWNGRADED)
+    (f,) = [f for f in doc["findings"] if f["code"] == "link_downgraded"]
+    assert "None" not in f["message"] and "not in the paste" in f["message"]
