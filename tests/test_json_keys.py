@@ -144,6 +144,15 @@ def _explain_all(_: Inputs) -> list[list[str]]:
     ]
 
 
+# explain FILE... (issue 21): a drive with a slow SATA link, a PCIe function pasted alone, hdparm and fio figures
+PASTED = [
+    ("smartctl", "linuxhw-ata-HDS721010DLE630-E2B8EB3D132B.txt"),
+    ("lspci", "rendered", "lspci390-vvnn-cap-phy32.txt"),
+    ("hdparm", "pippim-askubuntu-1033986-hdparm-tT.txt"),
+    ("fio", "vps-comparison-fio-3.1-libaio-4K-read.txt"),
+]
+
+
 def _health_files(*patterns: str) -> Invocations:
     files = sorted(p for pattern in patterns for p in glob.glob(pattern))
     return lambda _: [["health", "--from-smartctl", p] for p in files]
@@ -154,6 +163,7 @@ CASES = [
     Case(("list",), "every_tree_all", lambda _: [["list", "--all", "--sysfs-root", t] for t in TREES]),
     Case(("links",), "every_tree", lambda _: [["links", "--sysfs-root", t] for t in TREES]),
     Case(("explain",), "every_device_of_every_tree", _explain_all),
+    Case(("explain",), "pasted", lambda _: [["explain", *(os.path.join(DATA, "paste", *p) for p in PASTED)]]),
     Case(("health",), "ata", _health_files(*(os.path.join(SMARTCTL_FIXTURES, p) for p in ("sat-*", "WDC_*")))),
     Case(("health",), "scsi", _health_files(os.path.join(SMARTCTL_FIXTURES, "SEAGATE_*.json"))),
     Case(("health",), "nvme", _health_files(os.path.join(SMARTCTL_FIXTURES, "nvme-*.json"))),

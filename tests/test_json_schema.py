@@ -94,6 +94,16 @@ CASES: dict[str, tuple[tuple[str, ...], str, frozenset[int]]] = {
         frozenset({0, 1}),
     ),
     "explain, no figures": (("explain", "nvme0n1", "--sysfs-root", TREE), "explain", frozenset({0, 1})),
+    "explain FILE (pasted)": (
+        (
+            "explain",
+            os.path.join(DATA, "paste", "smartctl", "linuxhw-ata-HDS721010DLE630-E2B8EB3D132B.txt"),
+            os.path.join(DATA, "paste", "lspci", "rendered", "lspci390-vvnn-cap-phy32.txt"),
+            os.path.join(DATA, "paste", "hdparm", "pippim-askubuntu-1033986-hdparm-tT.txt"),
+        ),
+        "explain",
+        frozenset({1}),
+    ),
     "health": (("health", "--from-smartctl", SMARTCTL), "health", frozenset({0, 1})),
     "runs": (("runs", "--db", "{db}"), "runs", frozenset({0})),
     "runs list --tag": (("runs", "list", "--tag", "nothing-has-it", "--db", "{db}"), "runs", frozenset({0})),

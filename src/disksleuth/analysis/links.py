@@ -25,7 +25,10 @@ def _mb(v: float | None) -> str:
 
 
 def port_phrase(hop: PcieHop) -> str:
-    port = f"root port {hop.port}" if hop.port_is_root else f"switch port {hop.port}"
+    if hop.port is None:  # pasted text without the bridge above it (lspci -s): which port is not known
+        port = "port above it (not in the paste)"
+    else:
+        port = f"root port {hop.port}" if hop.port_is_root else f"switch port {hop.port}"
     if hop.slot is not None and names_physical_slot(hop.slot):
         # "the slot marked PCIEX16_2 (root port 0000:00:1c.4)": what to look for on the board, and where
         return f"{slot_phrase(hop.slot)} ({port})"

@@ -13,8 +13,21 @@ AddCommand = Callable[..., argparse.ArgumentParser]
 
 
 def register(add: AddCommand) -> None:
-    p = add("explain", run_explain, "explain a figure measured elsewhere against the device's link chain")
-    p.add_argument("device", metavar="DEVICE", help="block device, e.g. nvme0n1 or /dev/sda")
+    p = add(
+        "explain",
+        run_explain,
+        "explain a figure measured elsewhere against the device's link chain, or a machine from pasted output",
+    )
+    p.add_argument(
+        "device",
+        nargs="+",
+        metavar="DEVICE|FILE",
+        help=(
+            "a block device (nvme0n1, /dev/sda), or files of pasted output (lspci -vv, smartctl -x or --json, "
+            "fio, hdparm -t, dd, dmidecode; '-' reads standard input). '-' or an existing file is a paste, and so "
+            "is a name with a '.' or a '/' outside /dev/; anything else is a device; several names are all pastes"
+        ),
+    )
     p.add_argument(
         "--read",
         metavar="RATE",
@@ -27,10 +40,14 @@ def register(add: AddCommand) -> None:
 
 
 def run_explain(args: argparse.Namespace, env: Environment) -> int:
+    from disksleuth.run.paste import is_paste_argument
+
+    if len(args.device) > 1 or is_paste_argument(args.device[0]):
+        return _run_paste(args, env)
     from disksleuth.run.explain import explain
 
     x = explain(
-        args.device,
+        args.device[0],
         sysfs_root(args, env),
         read=args.read,
         write=args.write,
@@ -68,4 +85,34 @@ def run_explain(args: argparse.Namespace, env: Environment) -> int:
         for g in x.given:
             console().print(f"given {g['option']} {g['text']!r}, read as {g['read_as']}", markup=False, highlight=False)
         render_verdict(x.findings, x.summary)
+    return exit_for(x.findings)
+
+
+def _run_paste(args: argparse.Namespace, env: Environment) -> int:
+    from disksleuth.errors import UsageError
+    from disksleuth.run.paste import STDIN, STDIN_MAX_CHARS, explain_paste
+
+    if getattr(args, "sysfs_root", None):
+        raise UsageError("--sysfs-root reads a machine; a paste is read as it is (drop one of them)")
+    stdin_text = None
+    if STDIN in args.device:
+        if args.device.count(STDIN) > 1:
+            raise UsageError("'-' (standard input) can be read once")
+        stdin_text = env.stdin.read(STDIN_MAX_CHARS)
+    x = explain_paste(
+        args.device,
+        stdin_text=stdin_text,
+        read=args.read,
+        write=args.write,
+        read_iops=args.read_iops,
+        write_iops=args.write_iops,
+    )
+    if args.json:
+        from disksleuth.doc.paste import paste_document
+
+        emit(env, paste_document(x))
+    else:
+        from disksleuth.present.paste_view import render_paste
+
+        render_paste(x)
     return exit_for(x.findings)

@@ -89,3 +89,19 @@ class PastedNvmeController:
     firmware: str | None
     total_capacity_bytes: int | None  # tnvmcap; 0 (not reported) is None
     source_lines: Mapping[str, int] = field(default_factory=dict)  # "model", "serial", "firmware" -> line
+
+
+@dataclass(frozen=True)
+class PastedFigure:
+    """A figure read from pasted benchmark output (fio, hdparm, dd), with the line it was read from."""
+
+    tool: str  # "fio", "fio --output-format=json", "hdparm -t", "hdparm -T", "dd"
+    # seq_read_mbps, seq_write_mbps, rand_read_iops, rand_write_iops: what verdicts judge. Anything else is
+    # shown and not judged: cached_read_mbps (hdparm -T: memory), unknown_mbps (a dd whose direction is not
+    # known), other_mbps (a random test with blocks other than 4 KiB).
+    measure: str
+    value: float
+    line: int
+    read_as: str  # how the number was read, shown back: "1,701.12 MiB/s (hdparm's MB) = 1,784 MB/s"
+    device: str | None = None  # the device the output names ("sda" from "/dev/sda:"), when it names one
+    note: str | None = None  # why it is not judged, or what was assumed

@@ -34,6 +34,12 @@ _PROMPT = re.compile(
     r"^\s*(?:\S+@\S+(?:\s+\S+)?\s*[#$%>]|\[[^\]]{1,80}\]\s*[#$%]|[#$%]|\S{1,40}\s+~?\S*\s*#|PS [^>]{1,80}>)\s*"
     r"(?P<cmd>(?:sudo\s+(?:-\S+\s+)*)?" + _COMMANDS + r"\b.*)$"
 )
+# A benchmark's command line pasted without a prompt ("./fio --filename=...", "dd if=/dev/sda of=/dev/null ..."):
+# only with an option or operand that shows it is a command, so prose naming the tool is not taken for one.
+_BARE_COMMAND = re.compile(
+    r"^\s*(?P<cmd>(?:sudo\s+)?(?:\.?/\S*/|\./)?(?:fio\s+(?:--?\w|\S+\.fio\b)|hdparm\s+-[tT]{1,2}\b|"
+    r"dd\s+(?:\w+=\S+\s+)*(?:if|of)=).*)$"
+)
 
 _BDF = r"(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
 _LSPCI_HEADER = re.compile(r"^\s*" + _BDF + r" [^:\n]{2,80}(?: \[[0-9a-fA-F]{4}\])?: ")
@@ -55,7 +61,7 @@ _FIO_LINE = re.compile(
     r"^\s*(?:\S{1,64}: \((?:g|groupid)=|fio-\d|Starting \d|Jobs: \d|read:|write:|trim:|READ:|WRITE:|TRIM:|"
     r"Run status group|Disk stats|(?:s|c|clat|slat|lat) ?(?:\(|percentiles)|\|\s+\d|bw \(|iops\s+:|"
     r"lat \(|cpu\s+:|IO depths|submit\s+:|complete\s+:|issued rwts|latency\s+:|\d+(?:\.\d+)?%|\S+: ios=|"
-    r"fio: |clat percentiles)"
+    r"fio: |clat percentiles|\S{1,64}: Laying out IO file)"
 )
 _HDPARM_DEV = re.compile(r"^\s*/dev/\S+:\s*$")
 _HDPARM_TIMING = re.compile(r"^\s*Timing (?:O_DIRECT )?(?:cached|buffered disk|buffer-cache) reads:")
@@ -63,6 +69,7 @@ _DD_LINE = re.compile(
     r"^\s*(?:\d+\+\d+ records (?:in|out)|\d+ bytes(?: \([^)]{1,40}\))?(?: \([^)]{1,40}\))? copied,)"
 )
 _DD_COPIED = re.compile(r"^\s*\d+ bytes(?: \([^)]{1,40}\))?(?: \([^)]{1,40}\))? copied,")
+_DMIDECODE = re.compile(r"^\s*(?:# dmidecode \d|Handle 0x[0-9A-Fa-f]{4}, DMI type \d{1,3},)")
 _JSON_START = re.compile(r"^\s*[{\[]\s*$|^\s*\{\s*\"")
 
 
@@ -89,7 +96,7 @@ def normalise(text: str) -> tuple[list[PasteLine], list[str]]:
         if strip_quotes or (quoted and _quoted_output(line)):
             line = _QUOTE.sub("", line, count=1)
         line = line.replace("\u00a0", " ")
-        m = _PROMPT.match(line[:MAX_LINE_CHARS])
+        m = _PROMPT.match(line[:MAX_LINE_CHARS]) or _BARE_COMMAND.match(line[:MAX_LINE_CHARS])
         if m:
             line = "$ " + m.group("cmd").strip()
         lines.append(PasteLine(no, line))
@@ -149,6 +156,8 @@ def _start_kind(text: str) -> str | None:
         return "smartctl"
     if _SMARTCTL_BANNER.match(t):
         return "smartctl"
+    if _DMIDECODE.match(t):
+        return "dmidecode"
     if _LSPCI_HEADER.match(t):
         return "lspci"
     if _LSPCI_TREE.match(t):
@@ -175,7 +184,7 @@ def _start_kind(text: str) -> str | None:
 def _continues(kind: str, text: str) -> bool:
     """Whether a non-blank line still belongs to the section of this kind."""
     t = text[:MAX_LINE_CHARS]
-    if kind == "smartctl":
+    if kind in ("smartctl", "dmidecode"):
         return True  # smartctl's text has free-form lines; another command's start ends it
     if kind == "lspci":
         return t[:1] in ("\t", " ") or bool(_LSPCI_HEADER.match(t))
@@ -196,7 +205,7 @@ def _continues(kind: str, text: str) -> bool:
 
 # Blank lines a section may contain before it is considered ended (smartctl and lspci use single blank lines
 # between blocks; fio uses one before "Run status group").
-_MAX_BLANKS = {"smartctl": 3, "lspci": 2, "fio": 2, "hdparm": 2, "lspci_tree": 0, "dd": 1}
+_MAX_BLANKS = {"smartctl": 3, "dmidecode": 2, "lspci": 2, "fio": 2, "hdparm": 2, "lspci_tree": 0, "dd": 1}
 
 
 def split_sections(lines: list[PasteLine]) -> Paste:

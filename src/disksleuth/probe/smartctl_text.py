@@ -38,7 +38,8 @@ _KV = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ./()&#_-]{1,60}?):\s+(.*?)\s*$")
 # separator is only taken between groups of exactly three digits, so a decimal such as "1.5" is never one.
 _NUM = re.compile(r"^\s*(0x[0-9a-fA-F]+|-?\d{1,3}(?:[,.' \u00a0\u202f]\d{3})+(?!\d)|-?\d+)")
 _GROUP_SEPARATORS = re.compile(r"[,.' \u00a0\u202f]")
-_SATA = re.compile(r"([\d.]+) Gb/s(?: \(current: ([\d.]+|<unknown>) ?(?:Gb/s)?\))?")
+# A locale with decimal commas prints "6,0 Gb/s (current: 1,5 Gb/s)".
+_SATA = re.compile(r"(\d+(?:[.,]\d+)?) Gb/s(?: \(current: (\d+(?:[.,]\d+)?|<unknown>) ?(?:Gb/s)?\))?")
 # ATA attribute rows. Old form: id name flag(0xNNNN) value worst thresh type updated when_failed raw...
 _ATTR_OLD = re.compile(
     r"^\s*(\d{1,3})\s+(\S+)\s+(0x[0-9a-fA-F]{4})\s+(\d{1,3}|---)\s+(\d{1,3}|---)\s+(\d{1,3}|---)\s+"
@@ -75,13 +76,13 @@ def _num(text: str) -> int | None:
 
 def _bytes(text: str) -> int | None:
     """'1,000,204,886,016 bytes [1.00 TB]' or '500,107,862,016 [500 GB]' -> bytes."""
-    n = _num(text)
+    n = _num(text)  # grouped as the locale groups it: _NUM takes every separator
     return n if n and n > 0 else None
 
 
 def _gbps_units(gbps: str) -> dict[str, int] | None:
     try:
-        value = float(gbps)
+        value = float(gbps.replace(",", "."))
     except ValueError:
         return None
     return {"units_per_second": round(value * 10), "bits_per_unit": 100_000_000}

@@ -1,0 +1,487 @@
+"""`explain FILE...`: a machine explained from pasted command output (issue 21).
+
+Each file (or standard input) is read bounded, normalised and split into sections by content
+(probe/paste_text.py); each section goes to the reader of its kind (HANDLERS, a table: a kind without a reader yet
+is reported "recognised, not read yet"); the devices built from them are judged by the same functions as a live
+`explain` (analysis/verdicts.verdicts), and every finding names the file and line it rests on.
+
+Devices: every storage function in `lspci -vv` (its PCIe path from the bridges' bus numbers; pasted alone, its
+own link only, and the chain above it is unknown) and every drive in smartctl text or JSON. A drive and a
+controller are one device only where the paste leaves no choice (the only NVMe report and the only NVMe
+controller; SATA drives and the only SATA controller), and the output says so. Figures from fio, hdparm and dd
+go to the device their output or command line names, else to the paste's only device, else nowhere (said).
+Serial numbers and WWNs are never kept: a pasted device has no serial, only its hashed id where a key is set.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from disksleuth.analysis.ceilings import link_chain
+from disksleuth.analysis.verdicts import Figures, summary_line, verdicts, with_drive_sata_max
+from disksleuth.errors import DisksleuthError, ParseError, UsageError
+from disksleuth.infile import read_user_file
+from disksleuth.model import Device, Finding, LinkChain, PcieHop, SataHop
+from disksleuth.model.paste import PastedFigure, PastedHealth, PastedPci, Section
+from disksleuth.model.run import Health
+from disksleuth.probe.bench_text import (
+    command_device,
+    parse_dd_text,
+    parse_fio_json_text,
+    parse_fio_text,
+    parse_hdparm_text,
+)
+from disksleuth.probe.dmidecode_text import parse_dmidecode_slots
+from disksleuth.probe.lspci_text import parse_lspci_vv
+from disksleuth.probe.paste_text import MAX_PASTE_BYTES, read_paste
+from disksleuth.probe.slots import SlotTable
+from disksleuth.probe.smart_parse import health_from_smartctl_doc, load_smartctl_json
+from disksleuth.probe.smartctl_text import parse_smartctl_text
+from disksleuth.serials import key_from_env, serial_id
+from disksleuth.units import parse_count, parse_rate
+
+STDIN = "-"
+STDIN_MAX_CHARS = MAX_PASTE_BYTES + 1  # read one more than the paste reader takes, so too much is said, not cut
+_STORAGE_CLASS = 0x01
+_NVME_SUBCLASS, _SATA_SUBCLASS = 0x0108, 0x0106
+_JUDGED = ("seq_read_mbps", "seq_write_mbps", "rand_read_iops", "rand_write_iops")
+
+
+@dataclass(frozen=True)
+class Where:
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+
+@dataclass(frozen=True)
+class SectionRead:
+    kind: str
+    file: str
+    first_line: int
+    last_line: int
+    device: str | None
+    status: str  # "read", "recognised, not read yet", "not read: <reason>"
+    command: str | None = None
+
+
+@dataclass(frozen=True)
+class PastedDevice:
+    device: Device
+    chain: LinkChain
+    figures: Figures
+    findings: list[Finding]
+    summary: str
+    sources: list[Where | None]  # one per finding
+    given: list[dict[str, Any]]
+    chain_known: bool | None  # None: no PCIe link pasted for it
+    notes: list[str]
+    serial_id: str | None = None
+
+
+@dataclass(frozen=True)
+class PasteExplained:
+    files: list[str]
+    devices: list[PastedDevice]
+    sections: list[SectionRead]
+    skipped: list[dict[str, Any]]  # {"file", "first_line", "last_line"}
+    notes: list[str]
+    figures_unused: list[dict[str, Any]]
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for d in self.devices for f in d.findings]
+
+
+@dataclass
+class _Drive:
+    where: Where
+    name: str | None
+    pasted: PastedHealth
+
+
+@dataclass
+class _Context:
+    """What the sections of all files add up to, before devices are built."""
+
+    pci: list[tuple[PastedPci, str]] = field(default_factory=list)  # (function, file)
+    drives: list[_Drive] = field(default_factory=list)
+    figures: list[tuple[PastedFigure, str]] = field(default_factory=list)
+    slots: SlotTable | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+Handler = Callable[[_Context, Section, str], str | None]  # returns the device the section is about, if named
+
+
+def _device_name(command: str | None) -> str | None:
+    """'smartctl -x /dev/sda' -> 'sda'; a /dev/disk/by-id/ path holds the serial and is never kept."""
+    if not command:
+        return None
+    m = re.search(r"(?<![\w=])/dev/([A-Za-z0-9_!-]{1,40})(?=\s|$)", command)
+    return m.group(1) if m else None
+
+
+def _read_smartctl(ctx: _Context, section: Section, file: str) -> str | None:
+    name = _device_name(section.command)
+    pasted = parse_smartctl_text(section.text, device=name, first_line=section.first_line)
+    ctx.drives.append(_Drive(Where(file, section.first_line), name, pasted))
+    return name
+
+
+def _read_smartctl_json(ctx: _Context, section: Section, file: str) -> str | None:
+    health = health_from_smartctl_doc(load_smartctl_json(section.text))
+    name = _device_name(section.command) or _device_name(f" {health.device} " if health.device else None)
+    health = replace(health, device=name)
+    ctx.drives.append(_Drive(Where(file, section.first_line), name, PastedHealth(health, {})))
+    return name
+
+
+def _read_lspci_sections(ctx: _Context, sections: list[Section], file: str) -> None:
+    """All lspci sections of one file read together, line numbers kept, so a bridge in one `lspci -s` and the
+    drive in another still link up (blank lines stand in for what lies between them)."""
+    parts: list[str] = []
+    line = sections[0].first_line
+    for s in sections:
+        parts.append("\n" * (s.first_line - line) + s.text)
+        line = s.last_line
+    for p in parse_lspci_vv("\n".join(parts), sections[0].first_line):
+        ctx.pci.append((p, file))
+
+
+def _figures(parse: Callable[..., list[PastedFigure]], with_command: bool) -> Handler:
+    def handler(ctx: _Context, section: Section, file: str) -> str | None:
+        args: tuple[Any, ...] = (section.text, section.first_line)
+        found = parse(*args, section.command) if with_command else parse(*args)
+        if not found:
+            raise ParseError("no figure in it (no 'read:/write:', 'Timing ... reads:' or 'bytes ... copied' line)")
+        ctx.figures.extend((f, file) for f in found)
+        return next((f.device for f in found if f.device), None)
+
+    return handler
+
+
+def _read_dmidecode(ctx: _Context, section: Section, file: str) -> str | None:
+    table = parse_dmidecode_slots(section.text)
+    if not table.slots and not table.onboard:
+        raise ParseError("no System Slots (type 9) or onboard device record in it")
+    old = ctx.slots or SlotTable()
+    ctx.slots = SlotTable(
+        smbios_slots=old.smbios_slots + table.slots,
+        onboard=old.onboard + table.onboard,
+        smbios_version=table.smbios_version,
+    )
+    return None
+
+
+# kind -> reader; None: recognised, no reader yet (lspci -tv and nvme-cli: the lead plugs their parsers in here).
+HANDLERS: dict[str, Handler | None] = {
+    "smartctl": _read_smartctl,
+    "smartctl_json": _read_smartctl_json,
+    "fio": _figures(parse_fio_text, True),
+    "fio_json": _figures(parse_fio_json_text, True),
+    "hdparm": _figures(parse_hdparm_text, False),
+    "dd": _figures(parse_dd_text, True),
+    "dmidecode": _read_dmidecode,
+    "lspci_tree": None,
+    "nvme_list": None,
+    "nvme_list_json": None,
+    "nvme_id_ns": None,
+    "nvme_id_ns_json": None,
+    "nvme_id_ctrl": None,
+    "nvme_smart_log": None,
+    "nvme_smart_log_json": None,
+}
+
+
+def read_input(path: str, stdin_text: str | None) -> str:
+    """The text of one input: bounded, decoded leniently; one line for what cannot be read."""
+    if path == STDIN:
+        if stdin_text is None:
+            raise UsageError("'-' reads the paste from standard input, and there was none")
+        return stdin_text
+    raw = read_user_file(path, MAX_PASTE_BYTES, "pasted command output")
+    return raw.decode("utf-8", errors="replace")
+
+
+def explain_paste(
+    paths: list[str],
+    *,
+    stdin_text: str | None = None,
+    read: str | None = None,
+    write: str | None = None,
+    read_iops: str | None = None,
+    write_iops: str | None = None,
+) -> PasteExplained:
+    ctx = _Context()
+    sections: list[SectionRead] = []
+    skipped: list[dict[str, Any]] = []
+    for path in paths:
+        name = "stdin" if path == STDIN else path
+        paste = read_paste(read_input(path, stdin_text))
+        ctx.notes.extend(f"{name}: {n}" for n in paste.notes)
+        skipped.extend({"file": name, "first_line": a, "last_line": b} for a, b in paste.skipped)
+        lspci = [s for s in paste.sections if s.kind == "lspci"]
+        if lspci:
+            try:
+                _read_lspci_sections(ctx, lspci, name)
+                status = "read"
+            except DisksleuthError as exc:
+                status = f"not read: {exc}"
+            sections.extend(
+                SectionRead(s.kind, name, s.first_line, s.last_line, None, status, s.command) for s in lspci
+            )
+        for s in paste.sections:
+            if s.kind == "lspci":
+                continue
+            handler = HANDLERS.get(s.kind)
+            device = _device_name(s.command) or command_device(s.command)
+            if handler is None:
+                known = s.kind in HANDLERS
+                status = "recognised, not read yet" if known else "JSON of no known tool, not read"
+            else:
+                try:
+                    device = handler(ctx, s, name) or device
+                    status = "read"
+                except DisksleuthError as exc:
+                    status = f"not read: {exc}"
+                except (ValueError, KeyError, TypeError, IndexError) as exc:  # a reader's blind spot: say it, go on
+                    status = f"not read: {type(exc).__name__}"
+            sections.append(SectionRead(s.kind, name, s.first_line, s.last_line, device, status, s.command))
+    names = ["stdin" if p == STDIN else p for p in paths]
+    sections.sort(key=lambda s: (names.index(s.file) if s.file in names else 0, s.first_line))
+    given_figures = _given(read, write, read_iops, write_iops)
+    devices, unused = _devices(ctx, given_figures)
+    if not devices:
+        read_kinds = sorted({s.kind for s in sections if s.status == "read"})
+        what = f" (read: {', '.join(read_kinds)})" if read_kinds else ""
+        raise ParseError(
+            "no device in the paste: no storage controller in lspci -vv, no smartctl report" + what
+            + "; paste lspci -vv or smartctl -x output too"
+        )
+    return PasteExplained(names, devices, sections, skipped, ctx.notes, unused)
+
+
+def _given(read: str | None, write: str | None, read_iops: str | None, write_iops: str | None) -> list[PastedFigure]:
+    out = []
+    for option, text, measure in (("--read", read, "seq_read_mbps"), ("--write", write, "seq_write_mbps")):
+        if text:
+            rate = parse_rate(text)
+            out.append(PastedFigure(option, measure, rate.mbps, 0, rate.read_as, None, text))
+    for option, text, measure in (("--read-iops", read_iops, "rand_read_iops"),
+                                  ("--write-iops", write_iops, "rand_write_iops")):  # fmt: skip
+        if text:
+            iops = parse_count(text, option)
+            out.append(PastedFigure(option, measure, iops, 0, f"{iops:,g} IOPS", None, text))
+    return out
+
+
+def _same(a: str | None, b: str | None) -> bool:
+    """sda == sda; nvme0n1 == nvme0 (smartctl names the controller, hdparm the namespace)."""
+    if not a or not b:
+        return False
+    strip = re.compile(r"^(nvme\d+)n\d+$")
+    return strip.sub(r"\1", a) == strip.sub(r"\1", b)
+
+
+@dataclass
+class _Building:
+    name: str
+    transport: str
+    hops: tuple[Any, ...] = ()
+    pci: tuple[PastedPci, str] | None = None
+    drive: _Drive | None = None
+    notes: list[str] = field(default_factory=list)
+    figures: list[tuple[PastedFigure, str]] = field(default_factory=list)
+
+
+def _devices(ctx: _Context, given: list[PastedFigure]) -> tuple[list[PastedDevice], list[dict[str, Any]]]:
+    storage = [(p, f) for p, f in ctx.pci if p.fn.class_code is not None and p.fn.class_code >> 16 == _STORAGE_CLASS]
+    building: list[_Building] = []
+    for p, f in storage:
+        transport = "nvme" if p.fn.class_code and p.fn.class_code >> 8 == _NVME_SUBCLASS else "pci"
+        b = _Building(p.fn.bdf, transport, _own_hops(p), (p, f))
+        if not p.chain_known:
+            b.notes.append(f"{p.fn.bdf}: the bridge above it is not in the paste; its own link is judged, the "
+                           "chain above it to the CPU is unknown")  # fmt: skip
+        building.append(b)
+    nvme_ctrls = [b for b in building if b.transport == "nvme"]
+    sata_ctrls = [(p, f) for p, f in storage if p.fn.class_code and p.fn.class_code >> 8 == _SATA_SUBCLASS]
+    nvme_drives = [d for d in ctx.drives if d.pasted.health.protocol == "NVMe"]
+    for d in ctx.drives:
+        h = d.pasted.health
+        if h.protocol == "NVMe" and len(nvme_drives) == 1 and len(nvme_ctrls) == 1:
+            b = nvme_ctrls[0]
+            b.drive = d
+            b.notes.append(f"the smartctl report at {d.where} and the NVMe controller {b.name} are taken as one "
+                           "drive: each is the only one of its kind in the paste")  # fmt: skip
+            b.name = d.name or b.name
+            continue
+        hops: tuple[Any, ...] = ()
+        notes: list[str] = []
+        if h.sata_speed_current_gbps is not None:
+            # The port is not known from smartctl: "smartctl/link" in the header says where the speeds came from.
+            hops = (SataHop("link", "smartctl", h.sata_speed_current_gbps, None, None, h.sata_speed_max_gbps),)
+            if len(sata_ctrls) == 1:
+                p, _ = sata_ctrls[0]
+                hops += _own_hops(p)
+                notes.append(f"taken to hang below {p.fn.bdf}, the only SATA controller in the paste")
+        if not any(isinstance(x, PcieHop) for x in hops):
+            notes.append("no lspci of its controller in the paste: the path to the CPU is unknown")
+        name = d.name or f"drive at {os.path.basename(d.where.file)}:{d.where.line}"
+        transport = {"NVMe": "nvme", "ATA": "sata", "SCSI": "scsi"}.get(h.protocol or "", "unknown")
+        building.append(_Building(name, transport, hops, None, d, notes))
+    if ctx.slots is not None:
+        for b in building:
+            b.hops = tuple(_with_slot(h, ctx.slots) for h in b.hops)
+    unused = _attach_figures(building, ctx.figures, given)
+    key = key_from_env()
+    return [_judge(b, key) for b in building], unused
+
+
+def _own_hops(p: PastedPci) -> tuple[PcieHop, ...]:
+    """The function's path; pasted alone, one hop judged against its own LnkCap (the port's is unknown)."""
+    if p.fn.path:
+        return p.fn.path
+    if p.fn.speed_gtps is None and p.fn.width is None:
+        return ()
+    fn = p.fn
+    return (PcieHop(fn.bdf, fn.parent, fn.vendor_device, None, fn.speed_gtps, fn.width, fn.max_speed_gtps,
+                    fn.max_width, None, None),)  # fmt: skip
+
+
+def _with_slot(hop: Any, slots: SlotTable) -> Any:
+    if isinstance(hop, PcieHop) and hop.slot is None:
+        slot = slots.slot_for(hop.port, hop.name)
+        return replace(hop, slot=slot) if slot is not None else hop
+    return hop
+
+
+def _attach_figures(
+    building: list[_Building], figures: list[tuple[PastedFigure, str]], given: list[PastedFigure]
+) -> list[dict[str, Any]]:
+    unused: list[dict[str, Any]] = []
+    if given and len(building) != 1:
+        names = ", ".join(b.name for b in building)
+        raise UsageError(f"--read/--write apply to one device, and the paste holds {len(building)}: {names}")
+    for fig, file in [*((g, "command line") for g in given), *figures]:
+        named = [b for b in building if _same(b.name, fig.device)]
+        if named:
+            named[0].figures.append((fig, file))
+        elif fig.device is None and len(building) == 1:
+            building[0].figures.append((fig, file))
+        else:
+            why = (f"it names {fig.device}, which the paste holds nothing else about" if fig.device
+                   else f"it names no device and the paste holds {len(building)}")  # fmt: skip
+            unused.append(_figure_dict(fig, file) | {"not_used": why})
+    return unused
+
+
+def _figure_dict(fig: PastedFigure, file: str) -> dict[str, Any]:
+    unit = "iops" if fig.measure.endswith("_iops") else "mbps"
+    out: dict[str, Any] = {
+        "option": fig.tool,
+        "text": fig.note if fig.line == 0 and fig.note else fig.read_as,
+        unit: round(fig.value, 3),
+        "read_as": fig.read_as,
+        "measure": fig.measure,
+    }
+    if fig.line:
+        out["source"] = {"file": file, "line": fig.line}
+    if fig.device:
+        out["device"] = fig.device
+    if fig.note and fig.line:
+        out["note"] = fig.note
+    return out
+
+
+def _judge(b: _Building, key: bytes | None) -> PastedDevice:
+    health: Health | None = b.drive.pasted.health if b.drive else None
+    sid = serial_id(health.serial, key) if health else None
+    if health is not None:
+        health = replace(health, serial=None)  # never kept in the clear, never echoed
+    best: dict[str, tuple[PastedFigure, str]] = {}
+    for fig, file in b.figures:
+        if fig.measure in _JUDGED and (fig.measure not in best or fig.value > best[fig.measure][0].value):
+            best[fig.measure] = (fig, file)
+    figures = Figures(**{m: best[m][0].value for m in best})  # type: ignore[arg-type]
+    device = Device(
+        name=b.name,
+        path=f"/dev/{b.name}" if re.fullmatch(r"[A-Za-z0-9_!-]+", b.name) else "",
+        transport=b.transport,
+        model=health.model if health else (b.pci[0].fn.device_name if b.pci else None),
+        firmware=health.firmware if health else None,
+        size_bytes=health.capacity_bytes if health else None,
+        hops=b.hops,
+    )
+    device = with_drive_sata_max(device, health)
+    chain = link_chain(device.hops)
+    findings = verdicts(device, chain, figures, health=health)
+    sources = [_source(f, b, best) for f in findings]
+    given = [_figure_dict(fig, file) for fig, file in b.figures]
+    if len(b.figures) > len(best):
+        b.notes.append("several figures of one kind: the best of each is judged")
+    chain_known = b.pci[0].chain_known if b.pci else None
+    return PastedDevice(device, chain, figures, findings, summary_line(device, chain, figures), sources, given,
+                        chain_known, b.notes, sid)  # fmt: skip
+
+
+_PCI_CODES = ("link_downgraded", "slot_limited", "behind_chipset", "slot_firmware_mismatch")
+
+
+def _source(f: Finding, b: _Building, best: dict[str, tuple[PastedFigure, str]]) -> Where | None:
+    """The file and line a finding rests on: the figure's line, the lspci LnkSta line, the smartctl field."""
+    figure_measures = [m for m in _JUDGED if m in best]
+    if b.pci and (f.code in _PCI_CODES or f.code.startswith(("pcie", "slot"))):
+        p, file = b.pci
+        text = " ".join(str(v) for v in f.evidence.values())
+        line = p.source_lines.get("LnkSta") or p.source_lines.get("header")
+        if p.fn.bdf not in text and f.code != "link_downgraded":
+            line = p.source_lines.get("header", line)
+        return Where(file, line) if line else None
+    if b.drive is not None:
+        line = _health_line(f, b.drive.pasted.source_lines)
+        if line is not None:
+            return Where(b.drive.where.file, line)
+        if f.code.startswith(("sata_link", "health", "media", "interface", "temperature", "lba", "wear", "spare")):
+            return b.drive.where
+    if figure_measures:
+        fig, file = best[figure_measures[0]]
+        return Where(file, fig.line) if fig.line else Where("command line", 0)
+    if b.drive is not None:
+        return b.drive.where
+    if b.pci:
+        p, file = b.pci
+        return Where(file, p.source_lines.get("header", 0))
+    return None
+
+
+def _health_line(f: Finding, lines: Any) -> int | None:
+    """The smartctl line of the first fact a health finding names: a Health field in its evidence, or an ATA
+    attribute among its counts ("Current_Pending_Sector (ATA 197)")."""
+    for key, value in f.evidence.items():
+        if key in lines and value is not None and value != [] and value != {}:
+            return int(lines[key])
+    counts = f.evidence.get("counts")
+    if isinstance(counts, dict):
+        for label in counts:
+            m = re.search(r"\(ATA (\d+)\)", str(label))
+            if m and f"attribute {m.group(1)}" in lines:
+                return int(lines[f"attribute {m.group(1)}"])
+    return None
+
+
+def is_paste_argument(arg: str) -> bool:
+    """How `explain ARG` is told apart: '-' or an existing file is a paste; so is a name that cannot be a
+    device (a '.' or a '/' outside /dev/: paste.txt, ./out). Anything else is a device name (sda, /dev/nvme0n1)."""
+    if arg == STDIN or os.path.isfile(arg) or os.path.isdir(arg):
+        return True
+    if arg.startswith("/dev/"):
+        return False
+    return "/" in arg or "." in arg
