@@ -1,4 +1,4 @@
-"""The corpus of real pastes (tests/data/paste, issue 21) against its labels (tests/data/paste/EXPECTED.json).
+"""The corpus of real pastes (tests/data/paste, issue 21) against its labels (tests/data/paste/EXPECTED*.json).
 
 Each file goes the way a paste goes: normalised and split (probe.paste_text.read_paste), each smartctl section
 read (probe.smartctl_text.parse_smartctl_text) and judged (analysis.health.health_findings), each lspci
@@ -23,8 +23,22 @@ from disksleuth.probe.paste_text import read_paste
 from disksleuth.probe.smartctl_text import parse_smartctl_text
 
 CORPUS = os.path.join(os.path.dirname(__file__), "data", "paste")
-with open(os.path.join(CORPUS, "EXPECTED.json"), encoding="utf-8") as _f:
-    EXPECTED: dict[str, dict] = json.load(_f)
+
+
+def _labels() -> dict[str, dict]:
+    """EXPECTED.json and any EXPECTED-*.json beside it (batches read in by different people), one file once."""
+    out: dict[str, dict] = {}
+    for name in sorted(os.listdir(CORPUS)):
+        if name == "EXPECTED.json" or (name.startswith("EXPECTED-") and name.endswith(".json")):
+            with open(os.path.join(CORPUS, name), encoding="utf-8") as f:
+                batch = json.load(f)
+            twice = set(batch) & set(out)
+            assert not twice, f"{name} labels again: {sorted(twice)}"
+            out.update(batch)
+    return out
+
+
+EXPECTED: dict[str, dict] = _labels()
 SMARTCTL = sorted(k for k in EXPECTED if k.startswith("smartctl/"))
 LSPCI = sorted(k for k in EXPECTED if k.startswith("lspci/"))
 
