@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from disksleuth.analysis.ceilings import link_chain
+from disksleuth.analysis.members import smart_status
 from disksleuth.doc.inventory import chain_to_dict
 from disksleuth.model import Finding
 from disksleuth.model.arrays import MemberReading, StackNode
@@ -36,7 +37,24 @@ def node_to_dict(node: StackNode) -> dict[str, Any]:
     }
     if node.device is not None:
         out["link"] = chain_to_dict(link_chain(node.device.hops))
+    if node.kind == "disk":
+        out["health"] = member_health_to_dict(node)
     return out
+
+
+def member_health_to_dict(node: StackNode) -> dict[str, Any] | None:
+    """A disk member's SMART health in short (None when it was not tried: a virtual disk, an old document)."""
+    if node.health is None:
+        return {"read": False, "not_read": node.health_not_read} if node.health_not_read else None
+    status, words = smart_status(node.health)
+    return {
+        "read": True,
+        "status": status,
+        "words": words,
+        "smart_passed": node.health.smart_passed,
+        "model": node.health.model,
+        "not_read": None,
+    }
 
 
 def reading_to_dict(r: MemberReading) -> dict[str, Any]:

@@ -34,6 +34,14 @@ def node_line(node: dict[str, Any]) -> str:
         words.append("state " + ",".join(node["member_state"]))
     if node.get("member_errors"):
         words.append(f"{node['member_errors']} errors")
+    health = node.get("health")
+    if isinstance(health, dict):
+        if health.get("read"):
+            parts = str(health.get("words") or "").split("; ")  # the finding says them all; a tree line, the first
+            said = "; ".join(parts[:2]) + (f" (+{len(parts) - 2} more)" if len(parts) > 2 else "")
+            words.append(f"SMART {health['status'].upper()}: {said}" if health.get("status") != "ok" else said)
+        elif health.get("not_read"):
+            words.append("SMART not read")
     link = node.get("link")
     if link and link.get("hops"):
         labels = " → ".join(h["label"] for h in link["hops"])

@@ -22,6 +22,7 @@ from disksleuth.probe.pci import list_pci_functions
 from disksleuth.probe.stack import list_btrfs, read_stack, tops_above
 from disksleuth.probe.sysfs import Sysfs
 from disksleuth.probe.zpool_text import parse_zpool_status
+from disksleuth.run.members import with_member_health
 
 
 @contextlib.contextmanager
@@ -77,7 +78,7 @@ def inventory(root: str, *, include_unattached: bool = False, zpool_status: str 
     rows = devices(root, include_unattached=include_unattached)
     fs = Sysfs(root)
     trees = [read_stack(r.device.name, root, fs=fs) for r in rows if r.device.slaves and not r.device.holders]
-    trees = [t for t in trees if t.is_array] + list_btrfs(root, fs)
+    trees = [with_member_health(t, root) for t in [t for t in trees if t.is_array] + list_btrfs(root, fs)]
     names = {t.name: (f"btrfs {t.label or t.name}" if t.kind == "btrfs" else t.name) for t in trees}
     with_members = []
     for row in rows:

@@ -141,6 +141,26 @@ def raid5_tree() -> None:
     t.mountinfo(["40 1 9:0 / /srv rw,relatime shared:1 - xfs /dev/md0 rw"])
 
 
+def raid1_failing_member_tree() -> None:
+    """md0 raid1 over two whole SATA disks, each with its saved `smartctl --json` beside the tree (smartctl/<name>.json,
+    where readers of a --sysfs-root look for a member's SMART): sdb a healthy WD20EFRX (smartctl_exporter's
+    capture), sdc a failing Hitachi HDS721050DLE630 (scrutiny's smart-fail2.json: SMART FAILED, 1,975 sectors
+    reallocated, 8 pending; see tests/data/SOURCES.md). md itself still counts both members in_sync."""
+    t = Tree("array_raid1_failing_member")
+    rc = root_complex(t)
+    ctrl = ahci(t, rc)
+    members = []
+    for i, (disk, model) in enumerate((("sdb", "WDC WD20EFRX-68EUZN0"), ("sdc", "Hitachi HDS721050DLE630")), 2):
+        members.append((disk, sata_disk(t, ctrl, i, disk, f"8:{(i - 1) * 16}", model=model)))
+    md_array(t, "md0", "9:0", "raid1", members, size_sectors=976771072)
+    t.mountinfo(["40 1 9:0 / /srv rw,relatime shared:1 - ext4 /dev/md0 rw"])
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    captures = (("sdb", "smartctl/WDC_WD20EFRX-68EUZN0_17.json"), ("sdc", "smartctl-failing/scrutiny-smart-fail2.json"))
+    for disk, capture in captures:
+        with open(os.path.join(data, capture), "rb") as fh:
+            t.file(f"smartctl/{disk}.json", fh.read())
+
+
 def raid10_tree() -> None:
     """md0 raid10 over four NVMe drives, each on its own Gen3 x4 CPU root port."""
     t = Tree("array_raid10")
@@ -313,6 +333,7 @@ def util_linux_lvm_tree() -> None:
 def main() -> None:
     raid1_tree()
     raid5_tree()
+    raid1_failing_member_tree()
     raid10_tree()
     lvm_striped_tree()
     crypt_on_md_tree()
