@@ -83,14 +83,41 @@ def members_document(
     notes: tuple[str, ...],
     run: dict[str, Any],
 ) -> dict[str, Any]:
+    """`bench --members --json`, and the run the store keeps of it: `run` carries what every stored run has
+    (kind "members", target, profile, host) and `device` the array (or the members named by hand) with its
+    stack, the readings and the expectation, where `show`, `export` and the report find them as for `check`
+    on an array."""
+    members = [reading_to_dict(r) for r in readings]
+    stack = node_to_dict(array) if array is not None else None
+    names = [r.name for r in readings]
+    device: dict[str, Any] = {
+        "name": array.name if array is not None else ",".join(names)[:64],
+        "members": members,
+        "array_expectation": expectation,
+    }
+    if array is not None and stack is not None:
+        device["transport"] = array.kind
+        device["stack"] = stack
     return {
         "schema": SCHEMA,
         "kind": "members",
-        "run": run,
-        "members": [reading_to_dict(r) for r in readings],
-        "array": node_to_dict(array) if array is not None else None,
+        "run": {"kind": "members", "profile": "members", "device": device["name"], **run},
+        "device": device,
+        "tests": [],
+        "members": members,
+        "array": stack,
         "level": level,
         "expectation": expectation,
         "findings": [f.to_dict() for f in findings],
         "notes": list(notes),
     }
+
+
+def array_parts(doc: dict[str, Any]) -> dict[str, Any]:
+    """A stored run's array parts at the top of its document, as `check --json` gave them (issue 24): the store
+    keeps them inside `device`, the part of a run it keeps whole."""
+    device = doc.get("device")
+    if not isinstance(device, dict):
+        return doc
+    lifted = {key: device[key] for key in ("stack", "members", "array_expectation") if key in device}
+    return {**doc, **lifted} if lifted else doc

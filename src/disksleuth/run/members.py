@@ -29,6 +29,7 @@ from disksleuth.model import Finding
 from disksleuth.model.arrays import MemberInfo, MemberReading, StackNode
 from disksleuth.model.run import Health, TestResult
 from disksleuth.probe import fio, runner
+from disksleuth.probe.host import host_info
 from disksleuth.probe.smart import disk_health_readable, read_disk_health
 from disksleuth.probe.stack import read_stack, tops_above
 from disksleuth.probe.target import TargetInfo, inspect_target
@@ -53,6 +54,8 @@ class MembersResult:
     started_at: str
     finished_at: str
     summary: str = ""
+    paths: tuple[str, ...] = ()  # the members as named
+    host: dict[str, str | int | None] | None = None  # the machine, as a stored run records it
 
 
 def _now_iso() -> str:
@@ -160,6 +163,8 @@ def run_members(
         fio_version=version,
         started_at=started,
         finished_at=_now_iso(),
+        paths=tuple(paths),
+        host=host_info(version),
     )
 
 
