@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import DATA, loop_device, needs_fio, needs_loop
 from test_json_schema import assert_valid, is_valid
 
 MEMBER_ARGS = ("--time", "1")
 
 
+@pytest.mark.slow  # ~10 s on two shared cores: two members read alone, then together, then six commands
 @needs_loop
 @needs_fio
 def test_bench_members_is_saved_and_shown_exported_and_reported(cli, tmp_path):
