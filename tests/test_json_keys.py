@@ -74,7 +74,7 @@ def test_key_paths_collapse_lists_and_keep_empty_values() -> None:
 class Inputs:
     tmp: str
     shm: str
-    store: str  # a sqlite file: runs 1-4 from real-runs-export.json, 5 standard-budget, 6 sample_run
+    store: str  # a sqlite file: runs 1-4 from real-runs-export.json, 5 standard-budget, 6 sample_run, 7 members
 
     def store_copy(self) -> str:
         """A store of this test's own, for commands that change it."""
@@ -108,7 +108,9 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Inputs]:
     with open(single, "w") as fh:
         json.dump({"schema": "disksleuth/1", "kind": "export", "runs": runs}, fh)
     try:
-        for export in (os.path.join(DATA, "store", "real-runs-export.json"), single):
+        # bench --members on two real loop devices (#7): a stored members run's keys in show and export (issue 24)
+        members = os.path.join(DATA, "store", "members-loops-export.json")
+        for export in (os.path.join(DATA, "store", "real-runs-export.json"), single, members):
             _quiet_main("import", export, "--db", f"sqlite:///{store}")
         yield Inputs(tmp, shm, store)
     finally:
@@ -175,7 +177,7 @@ CASES = [
     Case(
         ("runs", "prune"), "dry_run", lambda i: [["runs", "prune", "--older-than", "1d", "--dry-run", "--db", i.db]]
     ),
-    Case(("show",), "every_run", lambda i: [["show", str(n), "--db", i.db] for n in range(1, 7)]),
+    Case(("show",), "every_run", lambda i: [["show", str(n), "--db", i.db] for n in range(1, 8)]),
     Case(("compare",), "two_runs", lambda i: [["compare", "3", "4", "--db", i.db]]),
     Case(
         ("compare",),
@@ -188,7 +190,7 @@ CASES = [
     Case(
         ("export",),
         "file",
-        lambda i: [["export", *map(str, range(1, 7)), "-o", f"{i.tmp}/export-all.json", "--db", i.db]],
+        lambda i: [["export", *map(str, range(1, 8)), "-o", f"{i.tmp}/export-all.json", "--db", i.db]],
         files=("{tmp}/export-all.json",),
     ),
     Case(

@@ -6,7 +6,8 @@ Codes and their words live here, beside their rules (as in verdicts.py):
   array_resyncing (warn/info)    a resync, recovery, check or reshape runs: figures taken now are not comparable
   member_slow (warn)             a member reads clearly slower than its peers, judged on the 95% intervals
   member_link_downgraded (warn)  a member's own link trained below what both of its ends support
-  member_health (warn/critical)  a member marked faulty, with read errors, write errors or wanting replacement
+  member_health (warn/critical)  a member marked faulty, with read errors, write errors or wanting replacement, or
+                                 whose own SMART health reports trouble
   shared_bottleneck (info/warn)  members behind one link whose ceiling is below what they together can read
 """
 
@@ -16,9 +17,11 @@ import statistics
 from collections.abc import Sequence
 
 from disksleuth.analysis.ceilings import hop_ceiling, link_chain, usb_mbps
+from disksleuth.analysis.health import WORN_PCT, failing_attributes, health_findings
 from disksleuth.analysis.links import static_findings
 from disksleuth.model import Device, Finding, PcieHop, UsbHop
 from disksleuth.model.arrays import MemberInfo, MemberReading, SharedLink, StackNode
+from disksleuth.model.run import Health
 from disksleuth.units import fmt_rate
 
 # A member is slow when even the top of its 95% interval is below this share of the bottom of its peers' median
@@ -174,14 +177,57 @@ _BAD_STATES = {
 }
 
 
-def member_health(info: MemberInfo) -> Finding | None:
+# The drive-health findings that make a member a risk to its array (analysis/health.py says them for one drive).
+_SMART_CODES = ("health_critical", "media_errors", "interface_crc_errors", "health_worn", "error_log_growth")
+
+
+def smart_status(health: Health) -> tuple[str, str]:
+    """(ok / warn / critical, a few words) of a member's SMART health, for its line in a tree."""
+    found = [f for f in health_findings(health) if f.code in _SMART_CODES]
+    status = "critical" if any(f.severity == "critical" for f in found) else "warn" if found else "ok"
+    words = []
+    if health.smart_passed is False:
+        words.append("SMART FAILED")
+    if health.critical_warning:
+        words.append("critical warning " + ", ".join(health.critical_warning))
+    words += [f"ATA {a.id} {a.name} at its threshold" for a in failing_attributes(health)]
+    media = {k: v for k, v in health.media_error_counts.items() if v > 0}
+    words += [f"{name} {count:,}" for name, count in media.items()]
+    crc = {k: v for k, v in health.interface_error_counts.items() if v > 0 and not k.startswith("SAS ")}
+    words += [f"{name} {count:,}" for name, count in crc.items()]
+    if health.percentage_used is not None and health.percentage_used >= WORN_PCT:
+        words.append(f"{health.percentage_used}% of its endurance used")
+    if not words:
+        words.append("SMART passed" if health.smart_passed else "SMART read, nothing wrong")
+    return status, "; ".join(words)
+
+
+def member_health(info: MemberInfo, health: Health | None = None) -> Finding | None:
+    """What the array says of a member (md dev-X/state and errors, a pool's row) and what the drive says of itself
+    (its SMART health, when read): one finding per member."""
     bad = [words for state, words in _BAD_STATES.items() if state in info.state]
-    if not bad and not info.errors:
+    status, smart_words = smart_status(health) if health is not None else ("ok", "")
+    if not bad and not info.errors and status == "ok":
         return None
     said = list(bad)
     if info.errors:
         said.append(f"has {info.errors} error(s) counted by the array")
-    critical = "faulty" in info.state or "faulted" in info.state or "write_error" in info.state
+    if status != "ok":
+        said.append(f"reports trouble itself ({smart_words})")
+    critical = (
+        "faulty" in info.state or "faulted" in info.state or "write_error" in info.state or status == "critical"
+    )
+    hint = f"Read its SMART health (disksleuth health {info.name}); replace it if errors grow."
+    if status == "critical":
+        how = (
+            f"mdadm /dev/{info.array} --add NEW, then mdadm /dev/{info.array} --replace {info.via} --with NEW"
+            if info.array.startswith("md")
+            else "btrfs replace start, zpool replace, or lvconvert --replace, as the array's kind has it"
+        )
+        hint = (
+            f"Back up what the array holds, then replace {info.name} while the array still has its other members "
+            f"({how})."
+        )
     return Finding(
         code="member_health",
         severity="critical" if critical else "warn",
@@ -192,8 +238,11 @@ def member_health(info: MemberInfo) -> Finding | None:
             "array": info.array,
             "state": list(info.state),
             "errors": info.errors,
+            "smart_status": status if health is not None else None,
+            "smart_passed": health.smart_passed if health is not None else None,
+            "smart": smart_words or None,
         },  # fmt: skip
-        hint=f"Read its SMART health (disksleuth health {info.name}); replace it if errors grow.",
+        hint=hint,
         device=info.name,
     )
 
@@ -348,8 +397,9 @@ def tree_findings(tree: StackNode, readings: Sequence[MemberReading] = ()) -> li
             if f is not None:
                 out.append(f)
     top = _array_name(tree)
+    healths = {leaf.name: leaf.health for leaf in tree.leaves() if leaf.health is not None}
     for info in member_infos(tree):
-        f = member_health(info)
+        f = member_health(info, healths.get(info.name))
         if f is not None:
             out.append(f)
     leaves = [leaf for leaf in tree.leaves() if leaf.device is not None]

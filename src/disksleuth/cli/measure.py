@@ -127,16 +127,22 @@ def _bench_members(args: argparse.Namespace, env: Environment, opts: Any) -> int
         result = run_members(list(args.members), opts, events, level=args.level)
     finally:
         events.close()
-    run = {"started_at": result.started_at, "finished_at": result.finished_at, "fio_version": result.fio_version}
+    run = {
+        "started_at": result.started_at, "finished_at": result.finished_at, "fio_version": result.fio_version,
+        "target": " ".join(result.paths), "host": result.host, "notes": list(result.notes),
+    }  # fmt: skip
     doc = members_document(
         result.readings, result.array, result.level, result.expectation, result.findings, result.notes, run
     )
     doc["summary"] = result.summary
     if args.json:
+        _save(args, env, doc, None)  # the document carries the run's id, or where it was kept
         emit(env, doc)
     else:
         render_members(doc, show_commands=args.commands)
         render_verdict(list(result.findings), result.summary)
+        _save(args, env, doc, None)  # after the figures: a failing save cannot hide them
+        _say_saved(doc)
     return exit_for(list(result.findings))
 
 
@@ -178,6 +184,9 @@ def _measure(
         if result.members:
             doc["members"] = [reading_to_dict(r) for r in result.members]
             doc["array_expectation"] = result.array_expectation
+            if isinstance(doc.get("device"), dict):  # kept with the stack: show, export and report see them
+                doc["device"]["members"] = doc["members"]
+                doc["device"]["array_expectation"] = result.array_expectation
     return result, doc
 
 

@@ -183,7 +183,7 @@ class Device:
         mps = list(self.mountpoints)
         for part in self.partitions:
             mps.extend(part.mountpoints)
-        return tuple(mps)
+        return tuple(dict.fromkeys(mps))  # a bcachefs over two partitions of this disk is one mount, said once
 
 
 # --- findings --------------------------------------------------------------------------------

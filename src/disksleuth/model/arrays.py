@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from disksleuth.model import Device
+from disksleuth.model.run import Health
 
 # Kinds of node. "disk" and "loop" are where reads end: the devices a member benchmark reads.
 ARRAY_KINDS = ("md", "dm", "btrfs", "zfs", "vdev", "bcachefs")
@@ -35,6 +36,8 @@ class StackNode:
     member_slot: int | None = None  # md dev-X/slot; None for a spare ("none")
     children: tuple[StackNode, ...] = ()
     device: Device | None = None  # disk and loop leaves: the device with its link hops
+    health: Health | None = None  # a disk leaf's SMART health, when it was read (run/members.with_member_health)
+    health_not_read: str | None = None  # why a disk leaf's SMART was not read, when it was tried
     notes: tuple[str, ...] = field(default=())
 
     @property

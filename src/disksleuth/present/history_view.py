@@ -146,7 +146,12 @@ def render_stored_run(doc: dict[str, Any], show_commands: bool = False) -> None:
     )
     if run.get("note"):
         console().print(f"note: {safe_text(run['note'])}")
-    render_run(run_from_dict(doc), show_commands=show_commands)
+    if doc.get("members") or doc.get("stack"):  # an array's run: its tree and its members' reads (issue 24)
+        from disksleuth.present.stack_view import render_check_stack
+
+        render_check_stack(doc)
+    if doc.get("tests") or not doc.get("members"):
+        render_run(run_from_dict(doc), show_commands=show_commands)
     findings = [
         Finding(f["code"], f["severity"], f["message"] or "", f["evidence"] or {}, f["hint"] or "")
         for f in doc.get("findings") or []

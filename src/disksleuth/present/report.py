@@ -22,7 +22,7 @@ from typing import Any
 
 from disksleuth.analysis.compare import run_label
 from disksleuth.doc.run import is_memory_backed
-from disksleuth.present.stack_view import tree_lines
+from disksleuth.present.stack_view import member_lines, tree_lines
 from disksleuth.present.text import safe_text
 from disksleuth.units import fmt_size
 
@@ -785,7 +785,11 @@ def _run_section(doc: dict[str, Any]) -> str:
     if isinstance(device.get("stack"), dict):  # issue 24: the array under the target, each member's link and state
         lines = "\n".join(_e(line) for line in tree_lines(device["stack"]))
         parts.append(f"<h3>Storage stack</h3><pre>{lines}</pre>")
-    parts.append(_tests_table(doc))
+    if isinstance(device.get("members"), list) and device["members"]:  # check on an array, bench --members
+        lines = "\n".join(_e(line) for line in member_lines(device))
+        parts.append(f"<h3>Members, read-only sequential reads</h3><pre>{lines}</pre>")
+    if doc.get("tests") or not device.get("members"):  # bench --members has no tests of its own
+        parts.append(_tests_table(doc))
     parts.append(_reference_table(doc))
     parts += [f"<div class='chart'>{svg}</div>" for chart in RUN_CHARTS if (svg := chart(doc))]
     parts.append("</section>")

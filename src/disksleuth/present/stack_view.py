@@ -34,6 +34,14 @@ def node_line(node: dict[str, Any]) -> str:
         words.append("state " + ",".join(node["member_state"]))
     if node.get("member_errors"):
         words.append(f"{node['member_errors']} errors")
+    health = node.get("health")
+    if isinstance(health, dict):
+        if health.get("read"):
+            parts = str(health.get("words") or "").split("; ")  # the finding says them all; a tree line, the first
+            said = "; ".join(parts[:2]) + (f" (+{len(parts) - 2} more)" if len(parts) > 2 else "")
+            words.append(f"SMART {health['status'].upper()}: {said}" if health.get("status") != "ok" else said)
+        elif health.get("not_read"):
+            words.append("SMART not read")
     link = node.get("link")
     if link and link.get("hops"):
         labels = " → ".join(h["label"] for h in link["hops"])
@@ -115,9 +123,32 @@ def render_members(doc: dict[str, Any], show_commands: bool = False) -> None:
                 out.print("[dim]" + safe_text(m["fio_command"]) + "[/dim]")
 
 
+def member_lines(device: dict[str, Any]) -> list[str]:
+    """A stored array run's members as plain lines (the HTML report): each read alone and together, then what
+    the array should read."""
+
+    def rate(v: object) -> str:
+        return fmt_rate(float(v)) if isinstance(v, (int, float)) else "—"
+
+    lines = []
+    for m in device.get("members") or []:
+        if not isinstance(m, dict):
+            continue
+        if m.get("skipped"):
+            lines.append(f"{m.get('path')}  skipped: {m['skipped']}")
+        else:
+            lines.append(f"{m.get('path')}  alone {rate(m.get('alone_mbps'))}, together {rate(m.get('together_mbps'))}")
+    expectation = device.get("array_expectation")
+    if isinstance(expectation, dict) and expectation.get("words"):
+        lines.append(str(expectation["words"]))
+    return lines
+
+
 def render_check_stack(doc: dict[str, Any]) -> None:
     """check on an array: its tree, and its members' reads when they ran."""
     if doc.get("members"):
-        render_members({"array": doc["stack"], "members": doc["members"], "expectation": doc.get("array_expectation")})
-    else:
+        render_members(
+            {"array": doc.get("stack"), "members": doc["members"], "expectation": doc.get("array_expectation")}
+        )
+    elif doc.get("stack"):
         render_tree(doc["stack"], "Stack")

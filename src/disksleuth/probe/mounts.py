@@ -68,13 +68,24 @@ def parse_mountinfo(text: str) -> MountTable:
         mountpoint = _unescape(fields[4])
         by_dev.setdefault(fields[2], []).append(mountpoint)
         if sep + 2 < len(fields):
-            by_source.setdefault(_unescape(fields[sep + 2]), []).append(mountpoint)
-            fstypes[mountpoint] = (fields[sep + 1], _unescape(fields[sep + 2]))
+            source = _unescape(fields[sep + 2])
+            by_source.setdefault(source, []).append(mountpoint)
+            for part in multi_device_source(fields[sep + 1], source)[1:]:  # each device of a bcachefs set holds it
+                by_source.setdefault(part, []).append(mountpoint)
+            fstypes[mountpoint] = (fields[sep + 1], source)
     return MountTable(
         {k: tuple(v) for k, v in by_dev.items()},
         {k: tuple(v) for k, v in by_source.items()},
         fstypes=fstypes,
     )
+
+
+def multi_device_source(fstype: str, source: str) -> list[str]:
+    """A multi-device bcachefs is mounted with its devices joined by ':' (mount -t bcachefs /dev/sdb:/dev/sdc /mnt),
+    and mountinfo shows that source: [the source, then each /dev/ path in it]; [source] for anything else."""
+    if fstype != "bcachefs" or ":" not in source:
+        return [source]
+    return [source] + [p for p in source.split(":") if p.startswith("/dev/")]
 
 
 def parse_swaps(text: str) -> frozenset[str]:

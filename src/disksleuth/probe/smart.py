@@ -51,3 +51,38 @@ def _with_nvme_cli_formats(health: Health, device_path: str) -> Health:
         return replace(health, lba_formats=parse_nvme_id_ns_json(res.stdout))
     except DisksleuthError:
         return health
+
+
+# A saved `smartctl -x --json /dev/NAME` beside a sysfs tree (a --sysfs-root): <root>/smartctl/NAME.json. A tree
+# from elsewhere is never given this machine's drives' health: under a root other than "/", only saved files count.
+SAVED_SMARTCTL_DIR = "/smartctl"
+
+
+def disk_health_readable(sysfs_root: str = "/") -> bool:
+    """Whether disks' health can be asked for at all: on the live machine, or a tree with saved smartctl output
+    (a tree without any is a capture of links and layout, not of health: nothing to say per disk)."""
+    if sysfs_root in ("", "/"):
+        return True
+    from disksleuth.probe.sysfs import Sysfs
+
+    fs = Sysfs(sysfs_root)
+    return fs.isdir(fs.p(SAVED_SMARTCTL_DIR))
+
+
+def read_disk_health(name: str, sysfs_root: str = "/") -> Health:
+    """A disk's SMART health by kernel name: live smartctl on /dev/NAME (with -n standby: a sleeping array member
+    is not woken to be listed), or under a --sysfs-root, the JSON saved beside the tree. Raises NoSmartData
+    (DriveAsleep), ToolMissing."""
+    if sysfs_root in ("", "/"):
+        return read_health(f"/dev/{name}", timeout_s=30.0, no_wake=True)
+    from disksleuth.probe.smart_parse import MAX_SMARTCTL_JSON_BYTES
+    from disksleuth.probe.sysfs import Sysfs
+
+    fs = Sysfs(sysfs_root)
+    raw = fs.read_bytes(fs.p(SAVED_SMARTCTL_DIR, f"{os.path.basename(name)}.json"), limit=MAX_SMARTCTL_JSON_BYTES)
+    if raw is None:
+        raise NoSmartData(f"{name}: no smartctl output saved beside this tree ({SAVED_SMARTCTL_DIR[1:]}/{name}.json)")
+    try:
+        return parse_smartctl_json(raw.decode("utf-8", errors="replace"))
+    except ParseError as exc:
+        raise NoSmartData(f"{name}: the saved smartctl output: {exc}") from None

@@ -20,7 +20,7 @@ from dataclasses import replace
 from disksleuth.model.arrays import StackNode
 from disksleuth.probe.block import read_device
 from disksleuth.probe.loops import LoopTable, read_loop_table
-from disksleuth.probe.mounts import MountTable, read_mount_table
+from disksleuth.probe.mounts import MountTable, multi_device_source, read_mount_table
 from disksleuth.probe.sysfs import Notes, Sysfs, parse_int
 
 MAX_DEPTH = 16  # dm over md over dm ... deeper than this is not followed (a loop in a hostile tree)
@@ -291,6 +291,40 @@ def read_btrfs(fsid: str, sysfs_root: str = "/", fs: Sysfs | None = None) -> Sta
     )
 
 
+# --- bcachefs ---------------------------------------------------------------------------------------
+
+
+def list_bcachefs(sysfs_root: str = "/", fs: Sysfs | None = None, mounts: MountTable | None = None) -> list[StackNode]:
+    """Every mounted multi-device bcachefs, from the mount table: its source names its devices ("/dev/sdc1:/dev/sdc2",
+    probe.mounts.multi_device_source). The mount table says nothing of replicas or each device's state
+    (/sys/fs/bcachefs/<uuid>/ does, while mounted), so the set's level is left unknown."""
+    fs = fs or Sysfs(sysfs_root)
+    mounts = mounts if mounts is not None else read_mount_table(sysfs_root)
+    reader = _Reader(sysfs_root, fs, mounts, None)
+    out: dict[str, StackNode] = {}
+    for mountpoint, (fstype, source) in mounts.fstypes.items():
+        devices = multi_device_source(fstype, source)[1:]
+        if len(devices) < 2 or source in out:
+            continue
+        children = tuple(reader.node(os.path.basename(d), 1, frozenset()) for d in devices[:MAX_MEMBERS])
+        notes = ["replicas and each device's state are not in the mount table"]
+        disks = list(dict.fromkeys(n.name for c in children for n in c.leaves()))
+        if len(disks) < len(children):  # a copy on another partition of the same disk dies with that disk
+            notes.append(f"its {len(children)} devices are on {len(disks)} disk(s): {', '.join(disks)}")
+        out[source] = StackNode(
+            source, "bcachefs", label=mountpoint, raid_disks=len(devices), children=children, notes=tuple(notes)
+        )
+    return list(out.values())
+
+
+def bcachefs_of(name: str, sysfs_root: str = "/", fs: Sysfs | None = None) -> StackNode | None:
+    """The mounted multi-device bcachefs `name` (or a partition of it) is a device of, else None."""
+    for tree in list_bcachefs(sysfs_root, fs):
+        if any(leaf.name == name for leaf in tree.leaves()) or any(c.name == name for c in tree.walk()):
+            return tree
+    return None
+
+
 def btrfs_of(name: str, sysfs_root: str = "/", fs: Sysfs | None = None) -> str | None:
     """The fsid of the mounted btrfs whose devices include `name` (or a partition of it), else None."""
     fs = fs or Sysfs(sysfs_root)
@@ -313,4 +347,6 @@ def stack_of(name: str, sysfs_root: str = "/", fs: Sysfs | None = None) -> Stack
     if tops:
         return read_stack(tops[0], sysfs_root, fs=fs)
     fsid = btrfs_of(name, sysfs_root, fs)
-    return read_btrfs(fsid, sysfs_root, fs) if fsid is not None else None
+    if fsid is not None:
+        return read_btrfs(fsid, sysfs_root, fs)
+    return bcachefs_of(name, sysfs_root, fs)

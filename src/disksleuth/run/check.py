@@ -33,7 +33,7 @@ from disksleuth.probe.target import TargetInfo, inspect_target
 from disksleuth.run.baseline import baseline_for
 from disksleuth.run.bench import BenchOptions, Events, run_bench
 from disksleuth.run.health_history import observe
-from disksleuth.run.members import run_members
+from disksleuth.run.members import run_members, with_member_health
 from disksleuth.run.plan import VIRTUAL
 
 
@@ -59,14 +59,15 @@ def inspect(path: str) -> Inspected:
 
 def target_stack(target: TargetInfo) -> StackNode | None:
     """The stack under the target's block device; for a btrfs directory (whose files carry an anonymous device
-    number) the btrfs its mount source belongs to."""
+    number) the btrfs its mount source belongs to; each physical member with its SMART health."""
+    stack = None
     if target.device is not None:
-        return stack_of(target.device.name)
-    if target.fstype == "btrfs" and target.mountpoint:
+        stack = stack_of(target.device.name)
+    elif target.fstype == "btrfs" and target.mountpoint:
         source = read_mount_table("/").fstypes.get(target.mountpoint, ("", ""))[1]
         if source.startswith("/dev/"):
-            return stack_of(os.path.basename(os.path.realpath(source)))
-    return None
+            stack = stack_of(os.path.basename(os.path.realpath(source)))
+    return with_member_health(stack) if stack is not None else None
 
 
 @dataclass(frozen=True)

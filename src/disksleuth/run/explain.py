@@ -12,6 +12,7 @@ from disksleuth.model import Device, Finding, LinkChain
 from disksleuth.model.arrays import StackNode
 from disksleuth.probe.block import read_device, resolve_disk_name
 from disksleuth.probe.stack import stack_of
+from disksleuth.run.members import with_member_health
 from disksleuth.units import parse_count, parse_rate
 
 
@@ -56,8 +57,13 @@ def explain(
     dev = read_device(resolve_disk_name(device, root), root)
     chain = link_chain(dev.hops)
     stack = stack_of(dev.name, root)
+    if stack is not None:
+        stack = with_member_health(stack, root)
     # The device's own link findings are already there: its member_link_downgraded would say them twice.
     from_tree = tree_findings(stack) if stack is not None else []
     tree = [f for f in from_tree if not (f.code == "member_link_downgraded" and f.device == dev.name)]
-    found = verdicts(dev, chain, figures) + tree
+    found = verdicts(dev, chain, figures)
+    if any(f.severity in ("warn", "critical") for f in tree):  # "nothing wrong found" no longer holds
+        found = [f for f in found if f.code != "ok"]
+    found += tree
     return Explained(dev, chain, figures, found, summary_line(dev, chain, figures), given, stack)

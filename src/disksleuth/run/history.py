@@ -9,6 +9,7 @@ from typing import Any
 
 from disksleuth.analysis.baseline import FASTER, SLOWER
 from disksleuth.analysis.compare import Comparison, compare
+from disksleuth.doc.arrays import array_parts
 from disksleuth.doc.baseline import baseline_to_dict
 from disksleuth.doc.run import with_sustained
 from disksleuth.errors import DisksleuthError, UsageError
@@ -24,7 +25,7 @@ from disksleuth.store.files import is_unsaved_file, keep_unsaved, read_export_fi
 class Saved:
     """What became of a run's save: stored (`run` carries its id), or kept in a file, or lost with a reason."""
 
-    run: Run
+    run: Run | None  # None for a run without the model (bench --members)
     error: str | None = None  # why it was not stored
     kept_in: str | None = None  # the file `disksleuth import` reads, when the store failed
     keep_error: str | None = None  # why it could not even be kept
@@ -32,7 +33,7 @@ class Saved:
 
 def save_run(
     doc: dict[str, Any],
-    run: Run,
+    run: Run | None,
     db: str | None,
     *,
     tags: Sequence[str] = (),
@@ -60,7 +61,7 @@ def save_run(
     doc["run"]["tags"] = tags
     doc["run"]["note"] = note
     doc["store"] = {"saved": True, "id": run_id}
-    return Saved(replace(run, id=run_id))
+    return Saved(replace(run, id=run_id) if run is not None else None)
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ def load_runs(db: str | None, ids_text: Sequence[str], *, with_series: bool = Tr
             if not newest:
                 raise UsageError("no runs yet: `disksleuth check` or `disksleuth bench DIR` saves one")
             ids = [int(newest[0]["id"])]
-        return [with_sustained(store.load(i, with_series=with_series)) for i in ids]
+        return [array_parts(with_sustained(store.load(i, with_series=with_series))) for i in ids]
 
 
 def show_run(db: str | None, run_text: str | None, baseline: str | None = None) -> dict[str, Any]:
@@ -126,6 +127,9 @@ def show_run(db: str | None, run_text: str | None, baseline: str | None = None) 
     before it (`baseline`: --baseline)."""
     choice = parse_choice(baseline)
     (doc,) = load_runs(db, [run_text] if run_text else [])
+    if doc["run"].get("kind") == "members":  # members read alone and together: no figure of a drive to compare
+        doc["baseline"] = None
+        return doc
     with Store(db, create=False, read_only=True) as store:
         doc["baseline"] = baseline_to_dict(baseline_of(store, doc, choice))
     return doc

@@ -19,9 +19,10 @@ from disksleuth.probe import runner
 from disksleuth.probe.block import list_devices
 from disksleuth.probe.capture import open_root, write_capture
 from disksleuth.probe.pci import list_pci_functions
-from disksleuth.probe.stack import list_btrfs, read_stack, tops_above
+from disksleuth.probe.stack import list_bcachefs, list_btrfs, read_stack, tops_above
 from disksleuth.probe.sysfs import Sysfs
 from disksleuth.probe.zpool_text import parse_zpool_status
+from disksleuth.run.members import with_member_health
 
 
 @contextlib.contextmanager
@@ -77,12 +78,14 @@ def inventory(root: str, *, include_unattached: bool = False, zpool_status: str 
     rows = devices(root, include_unattached=include_unattached)
     fs = Sysfs(root)
     trees = [read_stack(r.device.name, root, fs=fs) for r in rows if r.device.slaves and not r.device.holders]
-    trees = [t for t in trees if t.is_array] + list_btrfs(root, fs)
-    names = {t.name: (f"btrfs {t.label or t.name}" if t.kind == "btrfs" else t.name) for t in trees}
+    sets = list_btrfs(root, fs) + list_bcachefs(root, fs)
+    trees = [with_member_health(t, root) for t in [t for t in trees if t.is_array] + sets]
+    names = {t.name: (f"{t.kind} {t.label or t.name}" if t.kind in ("btrfs", "bcachefs") else t.name) for t in trees}
     with_members = []
     for row in rows:
         tops = [names[t] for t in tops_above(row.device.name, root, fs) if t in names]
-        tops += [names[t.name] for t in trees if t.kind == "btrfs" and row.device.name in {x.name for x in t.leaves()}]
+        tops += [names[t.name] for t in trees
+                 if t.kind in ("btrfs", "bcachefs") and row.device.name in {x.name for x in t.walk()}]  # fmt: skip
         with_members.append(replace(row, member_of=tuple(dict.fromkeys(tops))))
     return Inventory(with_members, [ArrayRow(t, tree_findings(t)) for t in [*trees, *pools]])
 

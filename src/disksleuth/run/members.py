@@ -14,6 +14,7 @@ import threading
 import time
 from dataclasses import dataclass, replace
 
+from disksleuth.analysis.health import no_smart_reason
 from disksleuth.analysis.members import (
     expectation,
     member_infos,
@@ -26,8 +27,10 @@ from disksleuth.analysis.members import (
 from disksleuth.errors import DisksleuthError, SafetyRefusal, UsageError
 from disksleuth.model import Finding
 from disksleuth.model.arrays import MemberInfo, MemberReading, StackNode
-from disksleuth.model.run import TestResult
+from disksleuth.model.run import Health, TestResult
 from disksleuth.probe import fio, runner
+from disksleuth.probe.host import host_info
+from disksleuth.probe.smart import disk_health_readable, read_disk_health
 from disksleuth.probe.stack import read_stack, tops_above
 from disksleuth.probe.target import TargetInfo, inspect_target
 from disksleuth.profiles import PROFILES, fio_filename
@@ -51,6 +54,8 @@ class MembersResult:
     started_at: str
     finished_at: str
     summary: str = ""
+    paths: tuple[str, ...] = ()  # the members as named
+    host: dict[str, str | int | None] | None = None  # the machine, as a stored run records it
 
 
 def _now_iso() -> str:
@@ -74,7 +79,7 @@ def _array_of(names: list[str]) -> StackNode | None:
     (top,) = tops
     if len(top) != 1:
         return None
-    tree = read_stack(top[0])
+    tree = with_member_health(read_stack(top[0]))
     return tree if len(tree.leaves()) > 1 else None
 
 
@@ -158,6 +163,8 @@ def run_members(
         fio_version=version,
         started_at=started,
         finished_at=_now_iso(),
+        paths=tuple(paths),
+        host=host_info(version),
     )
 
 
@@ -214,3 +221,29 @@ def _reading(name: str, path: str, alone: TestResult | None, together: TestResul
         together_ci95_pct=together.ci95_pct if together else None,
         fio_command=alone.fio_command if alone else None,
     )
+
+
+def with_member_health(tree: StackNode, sysfs_root: str = "/") -> StackNode:
+    """The tree with each physical member's SMART health on its leaf (member_health reads it): smartctl per
+    member on the live machine, or the smartctl output saved beside a --sysfs-root tree. A member that cannot
+    be read (no smartctl, asleep, no data) carries why instead."""
+    healths: dict[str, tuple[Health | None, str | None]] = {}
+    if not disk_health_readable(sysfs_root):
+        return tree
+    for leaf in tree.leaves():
+        if leaf.kind != "disk" or leaf.device is None or no_smart_reason(leaf.device) is not None:
+            continue
+        try:
+            healths[leaf.name] = (read_disk_health(leaf.name, sysfs_root), None)
+        except DisksleuthError as exc:
+            healths[leaf.name] = (None, str(exc))
+    return _put_health(tree, healths) if healths else tree
+
+
+def _put_health(node: StackNode, healths: dict[str, tuple[Health | None, str | None]]) -> StackNode:
+    if node.children:
+        return replace(node, children=tuple(_put_health(c, healths) for c in node.children))
+    if node.name not in healths:
+        return node
+    health, why = healths[node.name]
+    return replace(node, health=health, health_not_read=why)

@@ -25,7 +25,8 @@ def ahci(t: Tree, rc: str, bdf: str = "0000:00:17.0", device: str = "a352") -> s
 
 
 def sata_disk(
-    t: Tree, ctrl: str, port: int, name: str, dev: str, spd: str = SEP6, hw: str = SEP6, model: str = "WDC WD40EFRX"
+    t: Tree, ctrl: str, port: int, name: str, dev: str, spd: str = SEP6, hw: str = SEP6, model: str = "WDC WD40EFRX",
+    size_sectors: int = 7814037168, rotational: int = 1, scheduler: str = "[mq-deadline] none",
 ) -> str:
     ata = f"{ctrl}/ata{port}"
     t.file(f"{ata}/ata_port/ata{port}/port_no", str(port))
@@ -39,7 +40,7 @@ def sata_disk(
     t.file(f"{sdev}/model", model)
     t.file(f"{sdev}/rev", "0A82")
     t.file(f"{sdev}/vpd_pg80", b"\x00\x80\x00\x10WD-WCC7K0" + name.encode().ljust(7, b"0"))
-    b = t.block(sdev, name, size_sectors=7814037168, rotational=1, scheduler="[mq-deadline] none", dev=dev)
+    b = t.block(sdev, name, size_sectors=size_sectors, rotational=rotational, scheduler=scheduler, dev=dev)
     t.link(f"{b}/device", sdev)
     return b
 
@@ -139,6 +140,26 @@ def raid5_tree() -> None:
         members.append((disk, sata_disk(t, ctrl, i, disk, f"8:{(i - 1) * 16}", spd=spd)))
     md_array(t, "md0", "9:0", "raid5", members)
     t.mountinfo(["40 1 9:0 / /srv rw,relatime shared:1 - xfs /dev/md0 rw"])
+
+
+def raid1_failing_member_tree() -> None:
+    """md0 raid1 over two whole SATA disks, each with its saved `smartctl --json` beside the tree (smartctl/<name>.json,
+    where readers of a --sysfs-root look for a member's SMART): sdb a healthy WD20EFRX (smartctl_exporter's
+    capture), sdc a failing Hitachi HDS721050DLE630 (scrutiny's smart-fail2.json: SMART FAILED, 1,975 sectors
+    reallocated, 8 pending; see tests/data/SOURCES.md). md itself still counts both members in_sync."""
+    t = Tree("array_raid1_failing_member")
+    rc = root_complex(t)
+    ctrl = ahci(t, rc)
+    members = []
+    for i, (disk, model) in enumerate((("sdb", "WDC WD20EFRX-68EUZN0"), ("sdc", "Hitachi HDS721050DLE630")), 2):
+        members.append((disk, sata_disk(t, ctrl, i, disk, f"8:{(i - 1) * 16}", model=model)))
+    md_array(t, "md0", "9:0", "raid1", members, size_sectors=976771072)
+    t.mountinfo(["40 1 9:0 / /srv rw,relatime shared:1 - ext4 /dev/md0 rw"])
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    captures = (("sdb", "smartctl/WDC_WD20EFRX-68EUZN0_17.json"), ("sdc", "smartctl-failing/scrutiny-smart-fail2.json"))
+    for disk, capture in captures:
+        with open(os.path.join(data, capture), "rb") as fh:
+            t.file(f"smartctl/{disk}.json", fh.read())
 
 
 def raid10_tree() -> None:
@@ -310,9 +331,28 @@ def util_linux_lvm_tree() -> None:
     dm_device(t, "dm-0", "253:0", "vg_foo.4059-lv_foo.4059", "LVM-placeholder", slaves, size_sectors=65536)
 
 
+def util_linux_bcachefs_tree() -> None:
+    """util-linux's lsblk dump `multi-devs-bcachefs` (tests/ts/lsblk/dumps/multi-devs-bcachefs.tar.xz), rebuilt
+    from what lsblk printed for it (tests/expected/lsblk/lsblk-multi-devs-bcachefs-basic, -mnt and -state; see
+    tests/data/SOURCES.md): sdc (8:32, 500M, not rotational, bfq) with sdc1 (8:33, 250M) and sdc2 (8:34, 249M),
+    both FSTYPE bcachefs, both mounted at /mnt/test: one bcachefs over two devices. A multi-device bcachefs is
+    mounted with its devices joined by ':' as the source (mount -t bcachefs /dev/sdc1:/dev/sdc2), which is how
+    lsblk gives both the one mount point; the mountinfo line is written that way (its ids and options are
+    placeholders). The dump's other disks (sda, sdb, sr0, nvme0n1) are left out: no part of the set."""
+    t = Tree("util_linux_bcachefs")
+    rc = root_complex(t)
+    ctrl = ahci(t, rc)
+    b = sata_disk(t, ctrl, 3, "sdc", "8:32", model="placeholder", size_sectors=1024000, rotational=0,
+                  scheduler="mq-deadline kyber [bfq] none")  # fmt: skip
+    t.partition(b, "sdc1", 1, 2048, 512000, "8:33")
+    t.partition(b, "sdc2", 2, 514048, 509952, "8:34")
+    t.mountinfo(["80 1 8:33 / /mnt/test rw,relatime shared:40 - bcachefs /dev/sdc1:/dev/sdc2 rw"])
+
+
 def main() -> None:
     raid1_tree()
     raid5_tree()
+    raid1_failing_member_tree()
     raid10_tree()
     lvm_striped_tree()
     crypt_on_md_tree()
@@ -323,6 +363,7 @@ def main() -> None:
     shared_x1_tree()
     shared_usb2_tree()
     util_linux_lvm_tree()
+    util_linux_bcachefs_tree()
 
 
 if __name__ == "__main__":
