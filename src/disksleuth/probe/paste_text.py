@@ -43,6 +43,13 @@ _BARE_COMMAND = re.compile(
 
 _BDF = r"(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
 _LSPCI_HEADER = re.compile(r"^\s*" + _BDF + r" [^:\n]{2,80}(?: \[[0-9a-fA-F]{4}\])?: ")
+# The first property lines of an `lspci -v` record. A record whose next line starts so, unindented, is a paste that
+# lost its indentation (a Gmail message to linux-rdma, 2022-02-13, "sysfs: cannot create duplicate filename": every
+# line of `lspci -s 04:00.0 -vv` flush left): its LnkCap/LnkSta lines were cut off with the indentation.
+_LSPCI_FLAT_FIRST = re.compile(
+    r"^(?:Subsystem|Control|Status|Physical Slot|DeviceName|IOMMU group|Latency|Interrupt|Region \d|Capabilities|"
+    r"Flags|Kernel driver in use|Kernel modules|Bus|NUMA node): "
+)
 _LSPCI_TREE = re.compile(r"^\s*[-+\\]{0,3}\+?-?\[[0-9a-fA-F]{4}:[0-9a-fA-F]{2}\]-")
 _LSPCI_TREE_CONT = re.compile(r"^\s*[ |]*[+\\]-[0-9a-fA-F]{2}\.[0-7]|^\s*\|\s*$|^\s*[ |]+\s*[+\\]-")
 _SMARTCTL_HEADER = re.compile(r"^\s*smartctl (?:pre-)?\d+\.\d+\b")  # "pre-7.4": a pre-release build
@@ -239,8 +246,11 @@ def split_sections(lines: list[PasteLine]) -> Paste:
             continue
         start, i = i, i + 1
         blanks, last = 0, start
+        flat = False  # an lspci record pasted without its indentation: its lines run until a blank line
         while i < n:
             t = lines[i].text
+            if kind == "lspci" and i == last + 1 and not t[:1].isspace() and _LSPCI_FLAT_FIRST.match(t):
+                flat = flat or bool(_LSPCI_HEADER.match(lines[last].text))
             if t.startswith("$ "):
                 break
             if not t.strip():
@@ -254,7 +264,7 @@ def split_sections(lines: list[PasteLine]) -> Paste:
                 break  # another command's output begins
             if kind == "smartctl" and _SMARTCTL_HEADER.match(t):
                 break  # a second drive's report
-            if not _continues(kind, t):
+            if not _continues(kind, t) and not (flat and blanks == 0):
                 break
             blanks, last = 0, i
             i += 1
