@@ -167,11 +167,12 @@ def test_dmidecode_names_the_slot_of_a_pasted_device() -> None:
     assert "PCIe Slot 1" in json.dumps([f["message"] for f in doc["findings"]])
 
 
-def test_lspci_tree_and_nvme_sections_are_recognised_not_read_yet() -> None:
+def test_lspci_tree_sections_are_read() -> None:
+    # more in test_explain_paste_nvme.py (trees and nvme-cli through the CLI)
     tree = _read(os.path.join(PASTE, "lspci", "rendered", "lspci390-tv-cap-phy32.txt"))
     code, doc = run_json("-", stdin=_read(SLOW_SATA) + "\n" + tree)
     statuses = {s["kind"]: s["status"] for s in doc["source"]["sections"]}
-    assert statuses["lspci_tree"] == "recognised, not read yet"
+    assert statuses["lspci_tree"] == "read"
 
 
 def test_serials_and_wwns_are_never_echoed() -> None:
