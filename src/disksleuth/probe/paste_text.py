@@ -70,6 +70,7 @@ _DD_LINE = re.compile(
 )
 _DD_COPIED = re.compile(r"^\s*\d+ bytes(?: \([^)]{1,40}\))?(?: \([^)]{1,40}\))? copied,")
 _DMIDECODE = re.compile(r"^\s*(?:# dmidecode \d|Handle 0x[0-9A-Fa-f]{4}, DMI type \d{1,3},)")
+_DMIDECODE_VERSION = re.compile(r"^\s*# dmidecode \d{1,3}\.\d{1,3}\S{0,20}\s*$")
 _JSON_START = re.compile(r"^\s*[{\[]\s*$|^\s*\{\s*\"")
 
 
@@ -96,7 +97,9 @@ def normalise(text: str) -> tuple[list[PasteLine], list[str]]:
         if strip_quotes or (quoted and _quoted_output(line)):
             line = _QUOTE.sub("", line, count=1)
         line = line.replace("\u00a0", " ")
-        m = _PROMPT.match(line[:MAX_LINE_CHARS]) or _BARE_COMMAND.match(line[:MAX_LINE_CHARS])
+        # "# dmidecode 3.4" is dmidecode's own first line (its version), not a root prompt running dmidecode.
+        m = None if _DMIDECODE_VERSION.match(line) else _PROMPT.match(line[:MAX_LINE_CHARS])
+        m = m or _BARE_COMMAND.match(line[:MAX_LINE_CHARS])
         if m:
             line = "$ " + m.group("cmd").strip()
         lines.append(PasteLine(no, line))
