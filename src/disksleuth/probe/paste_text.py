@@ -55,7 +55,8 @@ _NVME_LBAF = re.compile(r"^\s*(?:LBA Format\s{1,4}\d{1,2}\s*: Metadata Size:|lba
 _NVME_ID_CTRL = re.compile(r"^\s*NVME Identify Controller:")
 _NVME_SMART_LOG = re.compile(r"^\s*Smart Log for NVME device:")
 _FIO_START = re.compile(
-    r"^\s*(?:\S{1,64}: \(g=\d+\): rw=|fio-\d+\.\d+|Starting \d+ (?:process|thread)|\S{1,64}: \(groupid=\d+, jobs=\d+\))"
+    r"^\s*(?:\S{1,64}: \(g=\d+\): rw=|fio-\d+\.\d+|Starting \d+ (?:process|thread)|\S{1,64}: \(groupid=\d+, jobs=\d+\)|"
+    r"Run status group \d+ \(all jobs\):)"  # the group summary alone is what many posts quote
 )
 _FIO_LINE = re.compile(
     r"^\s*(?:\S{1,64}: \((?:g|groupid)=|fio-\d|Starting \d|Jobs: \d|read:|write:|trim:|READ:|WRITE:|TRIM:|"
