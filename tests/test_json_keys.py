@@ -151,7 +151,7 @@ PASTED = [
     ("smartctl", "linuxhw-ata-HDS721010DLE630-E2B8EB3D132B.txt"),
     ("lspci", "rendered", "lspci390-vvnn-cap-phy32.txt"),
     ("hdparm", "pippim-askubuntu-1033986-hdparm-tT.txt"),
-    ("fio", "vps-comparison-fio-3.1-libaio-4K-read.txt"),
+    ("fio", "fio-howto-client1-write-7k.txt"),
 ]
 
 

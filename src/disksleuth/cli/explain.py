@@ -23,8 +23,9 @@ def register(add: AddCommand) -> None:
         nargs="+",
         metavar="DEVICE|FILE",
         help=(
-            "a block device (nvme0n1, /dev/sda), or files of pasted output (lspci -vv, smartctl -x or --json, "
-            "fio, hdparm -t, dd, dmidecode; '-' reads standard input). '-' or an existing file is a paste, and so "
+            "a block device (nvme0n1, /dev/sda), or files of pasted output (lspci -vv and -tv, smartctl -x or "
+            "--json, nvme list/smart-log/id-ns/id-ctrl, fio, hdparm -t, dd, dmidecode; '-' reads standard input). "
+            "'-' or an existing file is a paste, and so "
             "is a name with a '.' or a '/' outside /dev/; anything else is a device; several names are all pastes"
         ),
     )

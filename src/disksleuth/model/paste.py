@@ -51,7 +51,10 @@ class PastedPci:
     # pciutils 3.8+ marks LnkSta "(downgraded)"/"(ok)" itself; None when this lspci printed no tag.
     lspci_speed_downgraded: bool | None = None
     lspci_width_downgraded: bool | None = None
-    chain_known: bool = True  # False: the bridge above it was not in the paste (lspci -s), its path is partial
+    chain_known: bool = True  # False: a bridge above it was not in the paste (lspci -s), its path is partial
+    # The bridge an `lspci -t` tree draws above the highest pasted function of its chain, when that bridge's own
+    # lspci -vv is not in the paste (so the link into it is unknown).
+    bridge_above: str | None = None
 
 
 @dataclass(frozen=True)

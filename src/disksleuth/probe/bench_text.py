@@ -27,6 +27,10 @@ from disksleuth.model.paste import PastedFigure
 from disksleuth.probe.fio_parse import report_from_document, split_documents
 from disksleuth.units import fmt_rate, parse_rate
 
+# The job's rw= and bs= on fio's command line ("fio --bs=7K --name=Client1 --rw=write"): used when the paste holds
+# no job line, the output fio's HOWTO shows after its command.
+_CMD_RW = re.compile(r"(?:^|\s)--?(?:rw|readwrite)=(\w+)")
+_CMD_BS = re.compile(r"(?:^|\s)--?(?:bs|blocksize)=(\d+(?:\.\d+)?)([kKMG]?i?B?)(?=\s|$)")
 _FIO_JOB = re.compile(r"^\s*\S{1,64}: \(g=(\d+)\): rw=(\w+), bs=(?:\(R\) )?(\d+(?:\.\d+)?)([KMG]?i?B?)\b")
 _FIO_REPORT = re.compile(r"^\s*\S{1,64}: \(groupid=(\d+), jobs=\d+\)")
 _FIO_DIR3 = re.compile(r"^\s*(read|write): IOPS=(\d+(?:\.\d+)?)([kM]?), BW=(\S+(?: \([^)]*\))?)")
@@ -39,7 +43,11 @@ _HDPARM = re.compile(
     r"\s*(\d+[.,]\d+) ([kMG]B)/sec"
 )
 _DD = re.compile(r"^\s*(\d+) bytes(?: \([^)]{1,40}\))?(?: \([^)]{1,40}\))? copied, (\d+(?:[.,]\d+)?(?:e-?\d+)?) s\b")
-_DD_DEV = re.compile(r"\b(if|of)=/dev/(\S+)")
+# /dev/zero, /dev/null and the like are not drives: "dd if=/dev/zero of=/dev/sdb" writes sdb, "if=/dev/zero
+# of=/dev/null" (coreutils' manual's example) measures memory.
+_NOT_A_DRIVE = r"(?:zero|null|u?random|full|std(?:in|out|err)|fd/\S*|shm/\S*)(?!\S)"
+_DD_DEV = re.compile(r"\b(if|of)=/dev/(?!" + _NOT_A_DRIVE + r")(\S+)")
+_DD_SPECIAL = re.compile(r"\b(?:if|of)=/dev/" + _NOT_A_DRIVE)
 _FIO_FILENAME = re.compile(r"--?filename=/dev/(\S+)")
 _SCALE = {"": 1.0, "k": 1e3, "M": 1e6}
 _BS_SCALE = {"": 1, "B": 1, "K": 1024, "KIB": 1024, "KB": 1024, "M": 1 << 20, "MIB": 1 << 20, "MB": 1 << 20}
@@ -98,6 +106,7 @@ def parse_fio_text(text: str, first_line: int = 1, command: str | None = None) -
     per_group: list[PastedFigure] = []
     group: str | None = None
     device = command_device(command)
+    from_command = _command_job(command)
     for offset, line in enumerate(text.splitlines()):
         no = first_line + offset
         m = _FIO_JOB.match(line)
@@ -108,7 +117,7 @@ def parse_fio_text(text: str, first_line: int = 1, command: str | None = None) -
         if m:
             group = m.group(1)
             continue
-        rw, bs = jobs.get(group or "0", (None, None))
+        rw, bs = jobs.get(group or "0", from_command)
         job_line = _fio_job_line(line)
         total = _FIO_SUM.match(line)
         if job_line is not None:
@@ -119,6 +128,15 @@ def parse_fio_text(text: str, first_line: int = 1, command: str | None = None) -
             sum_iops = sum_mbps * 1e6 / bs if sum_mbps is not None and bs else None
             per_group.extend(_fio_figures("fio", rw, bs, total.group(1).lower(), sum_mbps, sum_iops, no, device))
     return per_job or per_group
+
+
+def _command_job(command: str | None) -> tuple[str | None, int | None]:
+    """(rw, bs bytes) from fio's command line when it defines one job (one --name=, one rw=), else unknown."""
+    rws = set(_CMD_RW.findall(command or ""))
+    if len(rws) != 1 or len(re.findall(r"(?:^|\s)--?name=", command or "")) > 1:
+        return None, None
+    sizes = {_bs_bytes(n, u) for n, u in _CMD_BS.findall(command or "")}
+    return rws.pop(), sizes.pop() if len(sizes) == 1 else None
 
 
 def _fio_job_line(line: str) -> tuple[str, float | None, float] | None:
@@ -224,6 +242,8 @@ def parse_dd_text(text: str, first_line: int = 1, command: str | None = None) ->
         read_as = f"{int(m.group(1)):,} bytes in {seconds:g} s = {fmt_rate(mbps)}"
         if direction is None:
             note = "no dd command line (if=/dev/... or of=/dev/...) above it: read or write is unknown"
+            if _DD_SPECIAL.search(command or ""):
+                note = "its command names no drive (/dev/zero, /dev/null, ...): it measures memory, not a drive"
             out.append(PastedFigure("dd", "unknown_mbps", mbps, first_line + offset, read_as, None, note))
         else:
             out.append(PastedFigure("dd", f"seq_{direction}_mbps", mbps, first_line + offset, read_as, device))

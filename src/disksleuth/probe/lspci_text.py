@@ -16,6 +16,7 @@ Lines, from pciutils lspci.c and ls-caps.c (3.x):
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from disksleuth.errors import ParseError
@@ -99,11 +100,15 @@ def _full_bdf(bdf: str) -> str:
     return bdf.lower() if bdf.count(":") == 2 else "0000:" + bdf.lower()
 
 
-def parse_lspci_vv(text: str, first_line: int = 1) -> list[PastedPci]:
+def parse_lspci_vv(
+    text: str, first_line: int = 1, tree: Mapping[str, str | None] | None = None
+) -> list[PastedPci]:
     """Every function in an `lspci -vv` paste, with its link, its parent port and its path to the root port.
 
-    A device pasted alone (lspci -s) still gets its own link; `chain_known` is False when the bridge above it
-    is not in the paste. ParseError when the text holds no lspci device at all."""
+    A device pasted alone (lspci -s) still gets its own link; `chain_known` is False when a bridge between it and
+    the root port is not in the paste. `tree` (full BDF -> parent bridge BDF or None on a root bus, from
+    `lspci -t`, probe/lspci_tree.py) places functions whose bridge printed no "Bus:" line, and names the bridge
+    above the last pasted one. ParseError when the text holds no lspci device at all."""
     fns: list[_Fn] = []
     cur: _Fn | None = None
     for offset, line in enumerate(text.splitlines()):
@@ -146,7 +151,7 @@ def parse_lspci_vv(text: str, first_line: int = 1) -> list[PastedPci]:
             cur.driver = s.split(":", 1)[1].strip() or None
     if not fns:
         raise ParseError("no lspci device in the text (expected lines like '01:00.0 SATA controller: ...')")
-    return _link_up(fns)
+    return _link_up(fns, tree or {})
 
 
 def _header(m: re.Match[str], no: int) -> _Fn:
@@ -168,23 +173,30 @@ def _header(m: re.Match[str], no: int) -> _Fn:
     )
 
 
-def _link_up(fns: list[_Fn]) -> list[PastedPci]:
-    # The bridge whose secondary bus a function sits on is its parent (same PCI domain).
+def _link_up(fns: list[_Fn], tree: Mapping[str, str | None]) -> list[PastedPci]:
+    # The bridge whose secondary bus a function sits on is its parent (same PCI domain); else the one the
+    # -t tree draws it under, when that bridge was pasted too.
     below: dict[tuple[str, str], _Fn] = {}
+    by_bdf = {f.bdf: f for f in fns}
     for f in fns:
         if f.secondary_bus is not None:
             below[(f.bdf.split(":")[0], f.secondary_bus)] = f
     parent_of: dict[str, _Fn | None] = {}
     for f in fns:
         domain, bus = f.bdf.split(":")[0], f.bdf.split(":")[1]
-        p = below.get((domain, bus))
+        p = below.get((domain, bus)) or by_bdf.get(tree.get(f.bdf) or "")
         parent_of[f.bdf] = p if p is not None and p.bdf != f.bdf else None
     out = []
     for f in fns:
         parent = parent_of[f.bdf]
-        role = f.role or ("integrated" if parent is None else "endpoint")
-        chain_known = parent is not None or f.bdf.split(":")[1] == "00" or role in ("root_port", "integrated")
-        path = _path(f, parent_of)
+        role = f.role or ("integrated" if parent is None and tree.get(f.bdf) is None else "endpoint")
+        top = _top(f, parent_of)
+        top_role = top.role or ("integrated" if tree.get(top.bdf) is None else "endpoint")
+        # The chain is known when the walk up through pasted bridges ends at a root port, at bus 00, or at a
+        # function the -t tree draws on a root bus.
+        on_root_bus = top.bdf in tree and tree[top.bdf] is None
+        chain_known = top.bdf.split(":")[1] == "00" or top_role in ("root_port", "integrated") or on_root_bus
+        above = tree.get(top.bdf) if not chain_known else None  # the bridge the tree names, not pasted
         fn = PciFunction(
             bdf=f.bdf,
             vendor_device=f.vendor_device,
@@ -193,21 +205,32 @@ def _link_up(fns: list[_Fn]) -> list[PastedPci]:
             width=f.width,
             max_speed_gtps=f.cap_speed,
             max_width=f.max_width,
-            parent=parent.bdf if parent else None,
+            parent=parent.bdf if parent else tree.get(f.bdf),
             parent_max_speed_gtps=parent.cap_speed if parent else None,
             parent_max_width=parent.max_width if parent else None,
             driver=f.driver,
             role=role,
             notes=() if chain_known else ("the bridge above it is not in the paste: its path to the CPU is unknown",),
             device_name=f.device_name,
-            path=path,
+            path=_path(f, parent_of, tree),
         )
-        out.append(PastedPci(fn, dict(f.lines), f.speed_tag, f.width_tag, chain_known))
+        out.append(PastedPci(fn, dict(f.lines), f.speed_tag, f.width_tag, chain_known, above))
     return out
 
 
-def _path(f: _Fn, parent_of: dict[str, _Fn | None]) -> tuple[PcieHop, ...]:
-    """The links from this function up to the root port, its own first (as probe.block.pcie_hops builds them)."""
+def _top(f: _Fn, parent_of: dict[str, _Fn | None]) -> _Fn:
+    """The highest pasted function above f (f itself when its parent is not pasted)."""
+    seen = {f.bdf}
+    while (p := parent_of.get(f.bdf)) is not None and p.bdf not in seen:
+        seen.add(p.bdf)
+        f = p
+    return f
+
+
+def _path(f: _Fn, parent_of: dict[str, _Fn | None], tree: Mapping[str, str | None]) -> tuple[PcieHop, ...]:
+    """The links from this function up to the root port, its own first (as probe.block.pcie_hops builds them).
+    Where the walk stops at a pasted function whose bridge is not in the paste, that function's own link is the
+    last hop, judged against its own LnkCap (the port's end, named by the -t tree if pasted, is unknown)."""
     hops: list[PcieHop] = []
     lower: _Fn | None = f
     seen: set[str] = set()
@@ -215,6 +238,11 @@ def _path(f: _Fn, parent_of: dict[str, _Fn | None]) -> tuple[PcieHop, ...]:
         seen.add(lower.bdf)
         port = parent_of.get(lower.bdf)
         if port is None:
+            on_root_bus = lower.bdf in tree and tree[lower.bdf] is None
+            # A downstream port's LnkSta is the link below it (already a hop); its way up is inside the switch.
+            upward = lower.role not in ("downstream_port", "root_port")
+            if hops and upward and (lower.speed is not None or lower.width is not None) and not on_root_bus:
+                hops.append(_own_link(lower, tree.get(lower.bdf)))
             break
         up = parent_of.get(port.bdf)
         port_is_root = port.role == "root_port" or (up is None and port.bdf.split(":")[1] == "00")
@@ -223,6 +251,11 @@ def _path(f: _Fn, parent_of: dict[str, _Fn | None]) -> tuple[PcieHop, ...]:
         switch_inside = up is not None and port.role == "downstream_port"
         lower = up if switch_inside else (None if port_is_root else port)
     return tuple(hops)
+
+
+def _own_link(f: _Fn, port: str | None) -> PcieHop:
+    return PcieHop(f.bdf, port, f.vendor_device, None, f.speed, f.width, f.cap_speed, f.max_width, None, None,
+                   is_bridge=f.is_bridge)  # fmt: skip
 
 
 def with_names(fns: list[PastedPci], names: dict[str, tuple[str, str]]) -> list[PastedPci]:

@@ -62,7 +62,8 @@ _NVME_LBAF = re.compile(r"^\s*(?:LBA Format\s{1,4}\d{1,2}\s*: Metadata Size:|lba
 _NVME_ID_CTRL = re.compile(r"^\s*NVME Identify Controller:")
 _NVME_SMART_LOG = re.compile(r"^\s*Smart Log for NVME device:")
 _FIO_START = re.compile(
-    r"^\s*(?:\S{1,64}: \(g=\d+\): rw=|fio-\d+\.\d+|Starting \d+ (?:process|thread)|\S{1,64}: \(groupid=\d+, jobs=\d+\))"
+    r"^\s*(?:\S{1,64}: \(g=\d+\): rw=|fio-\d+\.\d+|Starting \d+ (?:process|thread)|\S{1,64}: \(groupid=\d+, jobs=\d+\)|"
+    r"Run status group \d+ \(all jobs\):)"  # the group summary alone is what many posts quote
 )
 _FIO_LINE = re.compile(
     r"^\s*(?:\S{1,64}: \((?:g|groupid)=|fio-\d|Starting \d|Jobs: \d|read:|write:|trim:|READ:|WRITE:|TRIM:|"
@@ -77,6 +78,7 @@ _DD_LINE = re.compile(
 )
 _DD_COPIED = re.compile(r"^\s*\d+ bytes(?: \([^)]{1,40}\))?(?: \([^)]{1,40}\))? copied,")
 _DMIDECODE = re.compile(r"^\s*(?:# dmidecode \d|Handle 0x[0-9A-Fa-f]{4}, DMI type \d{1,3},)")
+_DMIDECODE_VERSION = re.compile(r"^\s*# dmidecode \d{1,3}\.\d{1,3}\S{0,20}\s*$")
 _JSON_START = re.compile(r"^\s*[{\[]\s*$|^\s*\{\s*\"")
 
 
@@ -103,7 +105,9 @@ def normalise(text: str) -> tuple[list[PasteLine], list[str]]:
         if strip_quotes or (quoted and _quoted_output(line)):
             line = _QUOTE.sub("", line, count=1)
         line = line.replace("\u00a0", " ")
-        m = _PROMPT.match(line[:MAX_LINE_CHARS]) or _BARE_COMMAND.match(line[:MAX_LINE_CHARS])
+        # "# dmidecode 3.4" is dmidecode's own first line (its version), not a root prompt running dmidecode.
+        m = None if _DMIDECODE_VERSION.match(line) else _PROMPT.match(line[:MAX_LINE_CHARS])
+        m = m or _BARE_COMMAND.match(line[:MAX_LINE_CHARS])
         if m:
             line = "$ " + m.group("cmd").strip()
         lines.append(PasteLine(no, line))

@@ -5,11 +5,13 @@ Each file (or standard input) is read bounded, normalised and split into section
 is reported "recognised, not read yet"); the devices built from them are judged by the same functions as a live
 `explain` (analysis/verdicts.verdicts), and every finding names the file and line it rests on.
 
-Devices: every storage function in `lspci -vv` (its PCIe path from the bridges' bus numbers; pasted alone, its
-own link only, and the chain above it is unknown) and every drive in smartctl text or JSON. A drive and a
-controller are one device only where the paste leaves no choice (the only NVMe report and the only NVMe
-controller; SATA drives and the only SATA controller), and the output says so. Figures from fio, hdparm and dd
-go to the device their output or command line names, else to the paste's only device, else nowhere (said).
+Devices: every storage function in `lspci -vv` (its PCIe path from the bridges' bus numbers or an `lspci -t`
+tree; pasted alone, its own link only, and the chain above it is unknown) and every drive in smartctl text or
+JSON and nvme-cli output (list, smart-log, id-ctrl, id-ns). Reports on one drive (`smartctl -x /dev/nvme0`,
+`nvme smart-log /dev/nvme0`, the `nvme list` row of nvme0n1) are one device when their command lines or headers
+name it. A drive and a controller are one device only where the paste leaves no choice (the only NVMe drive and
+the only NVMe controller; SATA drives and the only SATA controller), and the output says so. Figures from fio,
+hdparm and dd go to the device their output or command line names, else to the paste's only device, else nowhere (said).
 Serial numbers and WWNs are never kept: a pasted device has no serial, only its hashed id where a key is set.
 """
 
@@ -17,8 +19,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from disksleuth.analysis.ceilings import link_chain
@@ -37,9 +39,11 @@ from disksleuth.probe.bench_text import (
 )
 from disksleuth.probe.dmidecode_text import parse_dmidecode_slots
 from disksleuth.probe.lspci_text import parse_lspci_vv
+from disksleuth.probe.lspci_tree import parse_lspci_tree
+from disksleuth.probe.nvme_text import parse_nvme_id_ctrl, parse_nvme_id_ns, parse_nvme_list, parse_nvme_smart_log
 from disksleuth.probe.paste_text import MAX_PASTE_BYTES, read_paste
 from disksleuth.probe.slots import SlotTable
-from disksleuth.probe.smart_parse import health_from_smartctl_doc, load_smartctl_json
+from disksleuth.probe.smart_parse import health_from_smartctl_doc, load_smartctl_json, parse_nvme_id_ns_json
 from disksleuth.probe.smartctl_text import parse_smartctl_text
 from disksleuth.serials import key_from_env, serial_id
 from disksleuth.units import parse_count, parse_rate
@@ -101,9 +105,18 @@ class PasteExplained:
 
 @dataclass
 class _Drive:
+    """One report on a drive; reports naming the same drive are merged into one (_merge_drives)."""
+
     where: Where
     name: str | None
-    pasted: PastedHealth
+    health: Health
+    lines: dict[str, Where]  # Health field or "attribute 5" -> where it was read
+    what: str  # "smartctl", "nvme smart-log", "nvme list", "nvme id-ctrl", "nvme id-ns"
+
+    @classmethod
+    def of(cls, file: str, line: int, name: str | None, pasted: PastedHealth, what: str) -> _Drive:
+        lines = {k: Where(file, int(v)) for k, v in pasted.source_lines.items()}
+        return cls(Where(file, line), name, pasted.health, lines, what)
 
 
 @dataclass
@@ -111,6 +124,9 @@ class _Context:
     """What the sections of all files add up to, before devices are built."""
 
     pci: list[tuple[PastedPci, str]] = field(default_factory=list)  # (function, file)
+    lspci: list[tuple[list[Section], str]] = field(default_factory=list)  # read once every tree is known
+    tree: dict[str, str | None] = field(default_factory=dict)  # lspci -t: BDF -> parent bridge BDF
+    tree_where: list[Where] = field(default_factory=list)
     drives: list[_Drive] = field(default_factory=list)
     figures: list[tuple[PastedFigure, str]] = field(default_factory=list)
     slots: SlotTable | None = None
@@ -131,7 +147,7 @@ def _device_name(command: str | None) -> str | None:
 def _read_smartctl(ctx: _Context, section: Section, file: str) -> str | None:
     name = _device_name(section.command)
     pasted = parse_smartctl_text(section.text, device=name, first_line=section.first_line)
-    ctx.drives.append(_Drive(Where(file, section.first_line), name, pasted))
+    ctx.drives.append(_Drive.of(file, section.first_line, name, pasted, "smartctl report"))
     return name
 
 
@@ -139,8 +155,62 @@ def _read_smartctl_json(ctx: _Context, section: Section, file: str) -> str | Non
     health = health_from_smartctl_doc(load_smartctl_json(section.text))
     name = _device_name(section.command) or _device_name(f" {health.device} " if health.device else None)
     health = replace(health, device=name)
-    ctx.drives.append(_Drive(Where(file, section.first_line), name, PastedHealth(health, {})))
+    ctx.drives.append(_Drive.of(file, section.first_line, name, PastedHealth(health, {}), "smartctl report"))
     return name
+
+
+def _read_nvme_smart_log(ctx: _Context, section: Section, file: str) -> str | None:
+    # The command's device first ("nvme smart-log /dev/nvme0n1"), else the log's own "Smart Log for NVME device:".
+    name = _device_name(section.command)
+    pasted = parse_nvme_smart_log(section.text, f"/dev/{name}" if name else None, section.first_line)
+    name = name or _device_name(f" {pasted.health.device} " if pasted.health.device else None)
+    ctx.drives.append(_Drive.of(file, section.first_line, name, pasted, "nvme smart-log"))
+    return name
+
+
+def _read_nvme_list(ctx: _Context, section: Section, file: str) -> str | None:
+    names = []
+    for row in parse_nvme_list(section.text, section.first_line):
+        name = row.node.removeprefix("/dev/")
+        health = Health(device=name, protocol="NVMe", model=row.model, serial=row.serial, firmware=row.firmware,
+                        capacity_bytes=row.capacity_bytes)  # fmt: skip
+        lines = {k: row.source_line for k in ("model", "firmware", "capacity_bytes")}
+        ctx.drives.append(_Drive.of(file, row.source_line, name, PastedHealth(health, lines), "nvme list"))
+        names.append(name)
+    return ", ".join(names)
+
+
+def _read_nvme_id_ctrl(ctx: _Context, section: Section, file: str) -> str | None:
+    name = _device_name(section.command)
+    c = parse_nvme_id_ctrl(section.text, section.first_line)
+    health = Health(device=name, protocol="NVMe", model=c.model, serial=c.serial, firmware=c.firmware,
+                    capacity_bytes=c.total_capacity_bytes)  # fmt: skip
+    lines = {"capacity_bytes" if k == "total_capacity_bytes" else k: v for k, v in c.source_lines.items()}
+    ctx.drives.append(_Drive.of(file, section.first_line, name, PastedHealth(health, lines), "nvme id-ctrl"))
+    return name
+
+
+def _read_nvme_id_ns(ctx: _Context, section: Section, file: str) -> str | None:
+    name = _device_name(section.command)
+    if section.kind == "nvme_id_ns_json":
+        formats = parse_nvme_id_ns_json(section.text)
+        in_use_line = section.first_line
+    else:
+        formats = parse_nvme_id_ns(section.text, section.first_line)
+        in_use_line = next((x.no for x in section.lines if "(in use)" in x.text), section.first_line)
+    if not formats:
+        raise ParseError("no LBA format in it")
+    pasted = PastedHealth(Health(device=name, protocol="NVMe", lba_formats=formats),
+                          {"lba_formats": in_use_line, "lba_format_in_use": in_use_line})  # fmt: skip
+    ctx.drives.append(_Drive.of(file, section.first_line, name, pasted, "nvme id-ns"))
+    return name
+
+
+def _read_lspci_tree(ctx: _Context, section: Section, file: str) -> str | None:
+    for bdf, parent in parse_lspci_tree(section.text, section.first_line).items():
+        ctx.tree.setdefault(bdf, parent)
+    ctx.tree_where.append(Where(file, section.first_line))
+    return None
 
 
 def _read_lspci_sections(ctx: _Context, sections: list[Section], file: str) -> None:
@@ -151,7 +221,7 @@ def _read_lspci_sections(ctx: _Context, sections: list[Section], file: str) -> N
     for s in sections:
         parts.append("\n" * (s.first_line - line) + s.text)
         line = s.last_line
-    for p in parse_lspci_vv("\n".join(parts), sections[0].first_line):
+    for p in parse_lspci_vv("\n".join(parts), sections[0].first_line, ctx.tree):
         ctx.pci.append((p, file))
 
 
@@ -180,7 +250,7 @@ def _read_dmidecode(ctx: _Context, section: Section, file: str) -> str | None:
     return None
 
 
-# kind -> reader; None: recognised, no reader yet (lspci -tv and nvme-cli: the lead plugs their parsers in here).
+# kind -> reader; None: recognised, no reader yet (nvme-cli's list and smart-log JSON: no parser yet).
 HANDLERS: dict[str, Handler | None] = {
     "smartctl": _read_smartctl,
     "smartctl_json": _read_smartctl_json,
@@ -189,13 +259,13 @@ HANDLERS: dict[str, Handler | None] = {
     "hdparm": _figures(parse_hdparm_text, False),
     "dd": _figures(parse_dd_text, True),
     "dmidecode": _read_dmidecode,
-    "lspci_tree": None,
-    "nvme_list": None,
+    "lspci_tree": _read_lspci_tree,
+    "nvme_list": _read_nvme_list,
     "nvme_list_json": None,
-    "nvme_id_ns": None,
-    "nvme_id_ns_json": None,
-    "nvme_id_ctrl": None,
-    "nvme_smart_log": None,
+    "nvme_id_ns": _read_nvme_id_ns,
+    "nvme_id_ns_json": _read_nvme_id_ns,
+    "nvme_id_ctrl": _read_nvme_id_ctrl,
+    "nvme_smart_log": _read_nvme_smart_log,
     "nvme_smart_log_json": None,
 }
 
@@ -229,14 +299,7 @@ def explain_paste(
         skipped.extend({"file": name, "first_line": a, "last_line": b} for a, b in paste.skipped)
         lspci = [s for s in paste.sections if s.kind == "lspci"]
         if lspci:
-            try:
-                _read_lspci_sections(ctx, lspci, name)
-                status = "read"
-            except DisksleuthError as exc:
-                status = f"not read: {exc}"
-            sections.extend(
-                SectionRead(s.kind, name, s.first_line, s.last_line, None, status, s.command) for s in lspci
-            )
+            ctx.lspci.append((lspci, name))
         for s in paste.sections:
             if s.kind == "lspci":
                 continue
@@ -254,6 +317,13 @@ def explain_paste(
                 except (ValueError, KeyError, TypeError, IndexError) as exc:  # a reader's blind spot: say it, go on
                     status = f"not read: {type(exc).__name__}"
             sections.append(SectionRead(s.kind, name, s.first_line, s.last_line, device, status, s.command))
+    for lspci, name in ctx.lspci:  # after every file's -t tree is known: it places what Bus: lines do not
+        try:
+            _read_lspci_sections(ctx, lspci, name)
+            status = "read"
+        except DisksleuthError as exc:
+            status = f"not read: {exc}"
+        sections.extend(SectionRead(s.kind, name, s.first_line, s.last_line, None, status, s.command) for s in lspci)
     names = ["stdin" if p == STDIN else p for p in paths]
     sections.sort(key=lambda s: (names.index(s.file) if s.file in names else 0, s.first_line))
     given_figures = _given(read, write, read_iops, write_iops)
@@ -262,8 +332,9 @@ def explain_paste(
         read_kinds = sorted({s.kind for s in sections if s.status == "read"})
         what = f" (read: {', '.join(read_kinds)})" if read_kinds else ""
         raise ParseError(
-            "no device in the paste: no storage controller in lspci -vv, no smartctl report" + what
-            + "; paste lspci -vv or smartctl -x output too"
+            "no device in the paste: no storage controller in lspci -vv, no smartctl report, no nvme-cli drive"
+            + what
+            + "; paste lspci -vv, smartctl -x or nvme list output too"
         )
     return PasteExplained(names, devices, sections, skipped, ctx.notes, unused)
 
@@ -308,23 +379,27 @@ def _devices(ctx: _Context, given: list[PastedFigure]) -> tuple[list[PastedDevic
         transport = "nvme" if p.fn.class_code and p.fn.class_code >> 8 == _NVME_SUBCLASS else "pci"
         b = _Building(p.fn.bdf, transport, _own_hops(p), (p, f))
         if not p.chain_known:
-            b.notes.append(f"{p.fn.bdf}: the bridge above it is not in the paste; its own link is judged, the "
-                           "chain above it to the CPU is unknown")  # fmt: skip
+            b.notes.append(_chain_note(p, ctx.tree_where))
+        elif not p.fn.path and p.fn.role == "endpoint" and p.fn.bdf in ctx.tree and ctx.tree[p.fn.bdf] is None:
+            b.notes.append(f"{p.fn.bdf}: lspci -t draws it on a root bus with no bridge above it (a virtual machine "
+                           "or a one-device dump): its own link is all there is to judge")  # fmt: skip
         building.append(b)
     nvme_ctrls = [b for b in building if b.transport == "nvme"]
     sata_ctrls = [(p, f) for p, f in storage if p.fn.class_code and p.fn.class_code >> 8 == _SATA_SUBCLASS]
-    nvme_drives = [d for d in ctx.drives if d.pasted.health.protocol == "NVMe"]
-    for d in ctx.drives:
-        h = d.pasted.health
+    drives, drive_notes = _merge_drives(ctx.drives)
+    nvme_drives = [d for d in drives if d.health.protocol == "NVMe"]
+    for d in drives:
+        h = d.health
         if h.protocol == "NVMe" and len(nvme_drives) == 1 and len(nvme_ctrls) == 1:
             b = nvme_ctrls[0]
             b.drive = d
-            b.notes.append(f"the smartctl report at {d.where} and the NVMe controller {b.name} are taken as one "
+            b.notes.extend(drive_notes.get(id(d), []))
+            b.notes.append(f"the {d.what} at {d.where} and the NVMe controller {b.name} are taken as one "
                            "drive: each is the only one of its kind in the paste")  # fmt: skip
             b.name = d.name or b.name
             continue
         hops: tuple[Any, ...] = ()
-        notes: list[str] = []
+        notes: list[str] = list(drive_notes.get(id(d), []))
         if h.sata_speed_current_gbps is not None:
             # The port is not known from smartctl: "smartctl/link" in the header says where the speeds came from.
             hops = (SataHop("link", "smartctl", h.sata_speed_current_gbps, None, None, h.sata_speed_max_gbps),)
@@ -343,6 +418,78 @@ def _devices(ctx: _Context, given: list[PastedFigure]) -> tuple[list[PastedDevic
     unused = _attach_figures(building, ctx.figures, given)
     key = key_from_env()
     return [_judge(b, key) for b in building], unused
+
+
+def _chain_note(p: PastedPci, trees: list[Where]) -> str:
+    """What is known of the chain above a function whose path does not reach a root port."""
+    if p.bridge_above is None:
+        return (f"{p.fn.bdf}: the bridge above it is not in the paste; its own link is judged, the chain above it "
+                "to the CPU is unknown")  # fmt: skip
+    top = p.fn.path[-1].name if p.fn.path else p.fn.bdf
+    where = f" (lspci -t at {trees[0]})" if trees else ""
+    return (f"{p.fn.bdf}: the bridge above {'it' if top == p.fn.bdf else top} is {p.bridge_above}{where}; its "
+            "lspci -vv is not in the paste, so its links and the chain above it to the CPU are unknown")  # fmt: skip
+
+
+# Which report's fact wins where two name the same drive: smartctl's exact figures before nvme-cli's rounded ones.
+_RANK = {"smartctl report": 0, "nvme smart-log": 1, "nvme id-ctrl": 2, "nvme id-ns": 3, "nvme list": 4}
+
+
+def _one_drive(a: str | None, b: str | None) -> bool:
+    """sda and sda; nvme0 (the controller smartctl and smart-log name) and nvme0n1 (its namespace); not nvme0n1
+    and nvme0n2."""
+    if not a or not b:
+        return False
+    ns = re.compile(r"(nvme\d+)n\d+")
+    return a == b or ns.sub(r"\1", b) == a or ns.sub(r"\1", a) == b
+
+
+def _fill(a: Health, b: Health) -> Health:
+    """a, with what it lacks taken from b."""
+    empty: tuple[Any, ...] = (None, (), {})
+    changes = {f.name: getattr(b, f.name) for f in fields(Health)
+               if getattr(a, f.name) in empty and getattr(b, f.name) not in empty}  # fmt: skip
+    return replace(a, **changes)
+
+
+def _merge_drives(drives: list[_Drive]) -> tuple[list[_Drive], dict[int, list[str]]]:
+    """Reports naming the same drive as one drive (facts of the better source first); an nvme-cli report that
+    names no drive joins the paste's only NVMe drive, said in a note. Returns the drives and notes by id()."""
+    order = {id(d): i for i, d in enumerate(drives)}
+    merged: list[_Drive] = []
+    first: dict[int, int] = {}
+    notes: dict[int, list[str]] = {}
+    nameless: list[_Drive] = []
+    for d in sorted(drives, key=lambda d: _RANK.get(d.what, 9)):
+        if d.name is None and d.what.startswith("nvme"):
+            nameless.append(d)
+            continue
+        into = next((m for m in merged if _one_drive(m.name, d.name)), None)
+        if into is None:
+            merged.append(replace(d, lines=dict(d.lines)))
+            first[id(merged[-1])] = order[id(d)]
+            continue
+        into.health = _fill(into.health, d.health)
+        for k, v in d.lines.items():
+            into.lines.setdefault(k, v)
+        if into.name and d.name and re.fullmatch(r"nvme\d+", into.name) and d.name.startswith(into.name):
+            into.name = d.name  # the namespace is the block device the user knows
+        notes.setdefault(id(into), []).append(f"the {d.what} at {d.where} is about the same drive")
+    merged.sort(key=lambda m: first[id(m)])
+    nvme = [m for m in merged if m.health.protocol == "NVMe"]
+    for d in nameless:
+        if len(nvme) == 1:
+            nvme[0].health = _fill(nvme[0].health, d.health)
+            for k, v in d.lines.items():
+                nvme[0].lines.setdefault(k, v)
+            notes.setdefault(id(nvme[0]), []).append(
+                f"the {d.what} at {d.where} names no device: taken as {nvme[0].name}'s, the only NVMe drive in the "
+                "paste"
+            )
+        else:
+            merged.append(d)
+            first[id(d)] = order[id(d)]
+    return merged, notes
 
 
 def _own_hops(p: PastedPci) -> tuple[PcieHop, ...]:
@@ -402,7 +549,7 @@ def _figure_dict(fig: PastedFigure, file: str) -> dict[str, Any]:
 
 
 def _judge(b: _Building, key: bytes | None) -> PastedDevice:
-    health: Health | None = b.drive.pasted.health if b.drive else None
+    health: Health | None = b.drive.health if b.drive else None
     sid = serial_id(health.serial, key) if health else None
     if health is not None:
         health = replace(health, serial=None)  # never kept in the clear, never echoed
@@ -446,9 +593,9 @@ def _source(f: Finding, b: _Building, best: dict[str, tuple[PastedFigure, str]])
             line = p.source_lines.get("header", line)
         return Where(file, line) if line else None
     if b.drive is not None:
-        line = _health_line(f, b.drive.pasted.source_lines)
-        if line is not None:
-            return Where(b.drive.where.file, line)
+        where = _health_line(f, b.drive.lines)
+        if where is not None:
+            return where
         if f.code.startswith(("sata_link", "health", "media", "interface", "temperature", "lba", "wear", "spare")):
             return b.drive.where
     if figure_measures:
@@ -462,18 +609,18 @@ def _source(f: Finding, b: _Building, best: dict[str, tuple[PastedFigure, str]])
     return None
 
 
-def _health_line(f: Finding, lines: Any) -> int | None:
+def _health_line(f: Finding, lines: Mapping[str, Where]) -> Where | None:
     """The smartctl line of the first fact a health finding names: a Health field in its evidence, or an ATA
     attribute among its counts ("Current_Pending_Sector (ATA 197)")."""
     for key, value in f.evidence.items():
         if key in lines and value is not None and value != [] and value != {}:
-            return int(lines[key])
+            return lines[key]
     counts = f.evidence.get("counts")
     if isinstance(counts, dict):
         for label in counts:
             m = re.search(r"\(ATA (\d+)\)", str(label))
             if m and f"attribute {m.group(1)}" in lines:
-                return int(lines[f"attribute {m.group(1)}"])
+                return lines[f"attribute {m.group(1)}"]
     return None
 
 
