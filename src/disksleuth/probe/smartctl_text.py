@@ -342,7 +342,9 @@ def _attribute_row(line: str) -> dict[str, Any] | None:
             return None
         attr_id, name, flag, value, worst, thresh, when, raw = m.groups()
         flags = {"string": flag, "prefailure": flag.startswith("P")}
-    when_failed = {"FAILING_NOW": "now", "In_the_past": "past"}.get(when, "")
+    # The brief form (-x) prints its FAIL column as "NOW"/"Past" where the old form prints FAILING_NOW/In_the_past
+    # (linuxhw CT500MX200SSD1-8CA288FE94BD: 202 Percent_Lifetime_Remain, not pre-fail, 000/001 "NOW").
+    when_failed = {"FAILING_NOW": "now", "NOW": "now", "In_the_past": "past", "Past": "past"}.get(when, "")
     return {
         "id": int(attr_id),
         "name": name,
