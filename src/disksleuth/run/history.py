@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from disksleuth.analysis.baseline import FASTER, SLOWER, Baseline
+from disksleuth.analysis.baseline import FASTER, SLOWER, Baseline, History
 from disksleuth.analysis.compare import Comparison, compare
 from disksleuth.analysis.pathdiff import baseline_figures, diff_pair
 from disksleuth.doc.baseline import baseline_to_dict
@@ -15,7 +15,7 @@ from disksleuth.doc.compare import pair_to_dict
 from disksleuth.doc.run import with_sustained
 from disksleuth.errors import DisksleuthError, UsageError
 from disksleuth.model.run import Run
-from disksleuth.run.baseline import baseline_of, parse_choice
+from disksleuth.run.baseline import baseline_of, parse_choice, report_histories
 from disksleuth.run.selection import parse_age_s, parse_run_ids
 from disksleuth.store.baseline import finding_codes
 from disksleuth.store.db import Store
@@ -121,6 +121,14 @@ def load_runs(db: str | None, ids_text: Sequence[str], *, with_series: bool = Tr
                 raise UsageError("no runs yet: `disksleuth check` or `disksleuth bench DIR` saves one")
             ids = [int(newest[0]["id"])]
         return [with_sustained(store.load(i, with_series=with_series)) for i in ids]
+
+
+def load_report(
+    db: str | None, run_texts: Sequence[str]
+) -> tuple[list[dict[str, Any]], list[History]]:
+    """`report`: the runs (the newest without `run_texts`) and each drive's history up to them."""
+    docs = load_runs(db, run_texts)
+    return docs, report_histories(db, docs)
 
 
 def show_run(db: str | None, run_text: str | None, baseline: str | None = None) -> dict[str, Any]:
