@@ -16,6 +16,7 @@ import uuid
 import pytest
 from conftest import DATA, blkio_throttle, have_blkio, in_cgroup, loop_device, needs_fio, needs_loop
 from test_compare_paths import DISKSLEUTH, SEQ, Measured, compare_pair, on_tree
+from test_json_schema import assert_valid
 
 from disksleuth.analysis.pathdiff import EXPLAIN_HEADING, LOOK_ELSEWHERE
 from disksleuth.store.db import Store
@@ -37,6 +38,7 @@ def test_show_without_a_baseline_has_no_comparison(cli, tmp_path) -> None:  # no
     res = cli("show", "1", "--db", db, "--json")
     assert res.code == 0, res.err
     doc = res.json()
+    assert_valid(doc, "stored_run_document")
     assert doc["baseline"]["status"] == "no_history" and doc["comparison"] is None
     assert "What changed on the path" not in cli("show", "1", "--db", db).out
 
@@ -49,6 +51,7 @@ def test_show_baseline_says_what_compare_says_of_the_same_pair(cli, tmp_path) ->
     shown = cli("show", "2", "--baseline", "1", "--db", db, "--json")
     assert shown.code == 0, shown.err
     doc = shown.json()
+    assert_valid(doc, "stored_run_document")
     assert doc["baseline"]["verdict"] == "faster"
     c = doc["comparison"]
     assert (c["run"], c["baseline"]) == (2, 1)
