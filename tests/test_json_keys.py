@@ -160,6 +160,13 @@ def _health_files(*patterns: str) -> Invocations:
     return lambda _: [["health", "--from-smartctl", p] for p in files]
 
 
+def _show_against_a_baseline(i: Inputs) -> list[list[str]]:
+    """The x1 → x4 pair (real runs): what changed on the path and whether it explains the figures."""
+    db = f"sqlite:///{i.tmp}/x1-to-x4-{uuid.uuid4().hex[:8]}.sqlite"
+    _quiet_main("import", os.path.join(DATA, "store", "x1-to-x4-export.json"), "--db", db)
+    return [["show", "2", "--baseline", "1", "--db", db]]
+
+
 CASES = [
     Case(("list",), "every_tree", lambda _: [["list", "--sysfs-root", t] for t in TREES]),
     Case(("list",), "every_tree_all", lambda _: [["list", "--all", "--sysfs-root", t] for t in TREES]),
@@ -178,6 +185,7 @@ CASES = [
         ("runs", "prune"), "dry_run", lambda i: [["runs", "prune", "--older-than", "1d", "--dry-run", "--db", i.db]]
     ),
     Case(("show",), "every_run", lambda i: [["show", str(n), "--db", i.db] for n in range(1, 8)]),
+    Case(("show",), "against_a_baseline_run", _show_against_a_baseline),
     Case(("compare",), "two_runs", lambda i: [["compare", "3", "4", "--db", i.db]]),
     Case(
         ("compare",),

@@ -390,8 +390,9 @@ def test_report_is_self_contained_and_renders_in_chromium(cli, tmp_path, db_url)
     html_path = tmp_path / "report.html"
     assert cli("report", str(a), str(b), "-o", str(html_path), "--db", db_url).code == 0
     text = html_path.read_text()
-    # seq-read and random-read bars (no write tests here), latency, and per run a link chain and a timeline
-    assert text.count("<svg") == 7
+    # seq-read and random-read bars (no write tests here), latency, per run a link chain and a timeline, and the
+    # drive's history up to the newer run: one chart per test
+    assert text.count("<svg") == 9
     assert "<script" not in text and 'src="http' not in text and 'href="http' not in text
     assert "<link " not in text and "@import" not in text
     browser = _chromium()

@@ -112,6 +112,28 @@ class Baseline:
         return "slower" if "slower" in verdicts else "faster" if "faster" in verdicts else None
 
 
+@dataclass(frozen=True)
+class History:
+    """For the report's history charts: one run and the runs of its drive measured the same way up to it
+    (newest first, the run itself included), with the run's baseline."""
+
+    run_id: int
+    runs: tuple[EarlierRun, ...]
+    baseline: Baseline
+
+
+def history_points(history: History, test_id: str, metric: str) -> list[tuple[EarlierRun, float, float | None]]:
+    """(run, figure, its 95% interval in %) of one test's figure over time, oldest first; runs without a start
+    time, measured through a cache, or without the figure are left out."""
+    out = []
+    for r in sorted(history.runs, key=lambda r: (r.started_at_s or 0.0, r.run_id)):
+        t = r.tests.get(test_id)
+        value = t.get(metric) if t is not None and not t.cache_affected else None
+        if t is not None and value is not None and r.started_at_s is not None:
+            out.append((r, value, t.ci95_pct))
+    return out
+
+
 def figure_label(test_id: str, metric: str) -> str:
     """'SEQ1M Q8T1 read' for SEQ1M_Q8T1_read's read figure; a mixed test names its direction."""
     direction = metric.split("_", 1)[0]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from disksleuth.analysis.baseline import FASTER, SLOWER, Judged
 from disksleuth.analysis.ratios import format_ratio
 from disksleuth.analysis.verdicts import LINK_LIMITED_SHARE
 
@@ -330,10 +331,19 @@ def _finding_text(f: dict[str, Any]) -> str:
     return f"{f.get('code')} ({f.get('severity')})" + (f" on {f['device']}" if f.get("device") else "")
 
 
+# Findings that say nothing of the path: "ok" only that no other finding was made (the others coming and
+# going already say it); slower/faster than usual judge the figures against the drive's history, so a run
+# shown against its baseline would list its own verdict as a change on its path.
+NOT_ON_PATH = frozenset({"ok", SLOWER, FASTER})
+
+
+def _on_path(f: dict[str, Any]) -> bool:
+    return f.get("code") not in NOT_ON_PATH
+
+
 def _finding_changes(a: dict[str, Any], b: dict[str, Any]) -> list[PathChange]:
-    # "ok" says only that no other finding was made: the others coming and going already say it.
-    fa = {_finding_key(f): f for f in a.get("findings") or [] if isinstance(f, dict) and f.get("code") != "ok"}
-    fb = {_finding_key(f): f for f in b.get("findings") or [] if isinstance(f, dict) and f.get("code") != "ok"}
+    fa = {_finding_key(f): f for f in a.get("findings") or [] if isinstance(f, dict) and _on_path(f)}
+    fb = {_finding_key(f): f for f in b.get("findings") or [] if isinstance(f, dict) and _on_path(f)}
     out = [PathChange("findings", "finding", None, _finding_text(f), None) for k, f in fa.items() if k not in fb]
     out += [PathChange("findings", "finding", None, None, _finding_text(f)) for k, f in fb.items() if k not in fa]
     return out
@@ -628,7 +638,11 @@ def path_columns(pairs: Sequence[PairDiff], run_ids: Sequence[int], baseline: in
 
 
 def pair_heading(p: PairDiff) -> str:
-    return f"What changed on the path from run #{p.baseline_id} to #{p.run_id}:"
+    return path_heading(p.baseline_id, p.run_id)
+
+
+def path_heading(baseline_id: int, run_id: int) -> str:
+    return f"What changed on the path from run #{baseline_id} to #{run_id}:"
 
 
 EXPLAIN_HEADING = "Whether that explains the figures:"
@@ -638,3 +652,28 @@ COLUMNS_HEADING = "What differs on the path (runs side by side):"
 def by_column(pairs: Sequence[PairDiff]) -> bool:
     """Runs of different drives, or more than two runs: the path is shown by column, not as before → after."""
     return len(pairs) > 1 or any(p.different_drive for p in pairs)
+
+
+def baseline_figures(judged: Sequence[Judged], run_doc: dict[str, Any]) -> list[FigureChange]:
+    """A run's figures judged against its baseline (analysis/baseline.py) as the figure changes explained
+    here: the baseline's median (or its one run) before, the run after, "usual" said as "same". A small-block
+    figure is judged in IOPS; its MB/s, set against the link's ceiling, comes from the run's test and, for
+    the baseline, from the same ratio (same test, same block size)."""
+    tests = {str(t.get("id")): t for t in run_doc.get("tests") or []}
+    out = []
+    for j in judged:
+        direction = j.metric.split("_", 1)[0]
+        before_mbps: float | None
+        after_mbps: float | None
+        if j.metric.endswith("_mbps"):
+            before_mbps, after_mbps = j.baseline_value, j.value
+        else:
+            after_mbps = _num((tests.get(j.test_id) or {}).get(f"{direction}_mbps"))
+            before_mbps = after_mbps / j.ratio if after_mbps is not None and j.ratio > 0 else None
+        word = j.verdict if j.verdict in ("slower", "faster") else "same"
+        out.append(
+            FigureChange(
+                j.test_id, direction, j.metric, j.baseline_value, j.value, j.ratio, word, before_mbps, after_mbps
+            )
+        )
+    return out

@@ -198,10 +198,10 @@ def run_report(args: argparse.Namespace, env: Environment) -> int:
     if args.fleet:
         return _fleet_report(args, env)
     from disksleuth.present.report import render_report
-    from disksleuth.run.history import load_runs
+    from disksleuth.run.history import load_report
 
-    docs = load_runs(args.db, args.runs)
-    text = render_report(docs)
+    docs, histories = load_report(args.db, args.runs)
+    text = render_report(docs, histories)
     _write_output(args.output, text)
     ids = [d["run"]["id"] for d in docs]
     which = f"the newest run, #{ids[0]}" if not args.runs else "runs " + ", ".join(str(i) for i in ids)

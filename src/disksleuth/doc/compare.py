@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from disksleuth.analysis.compare import LOWER_IS_BETTER, METRIC_LABELS, Comparison, differences_line
-from disksleuth.analysis.pathdiff import PathChange, figure_text
+from disksleuth.analysis.pathdiff import PairDiff, PathChange, figure_text
 
 
 def _change(c: PathChange) -> dict[str, Any]:
@@ -20,12 +20,11 @@ def _change(c: PathChange) -> dict[str, Any]:
     }
 
 
-def path_changes_to_list(c: Comparison) -> list[dict[str, Any]]:
-    """What changed on the path from the baseline to each other run: [] for an unchanged device."""
-    return [{**_change(x), "run": p.run_id, "baseline": p.baseline_id} for p in c.paths for x in p.changes]
+def _pair_changes(p: PairDiff) -> list[dict[str, Any]]:
+    return [{**_change(x), "run": p.run_id, "baseline": p.baseline_id} for x in p.changes]
 
 
-def explanations_to_list(c: Comparison) -> list[dict[str, Any]]:
+def _pair_explanations(p: PairDiff) -> list[dict[str, Any]]:
     """Per figure that moved (or held while its path changed): the ratio, and the changes that explain it
     (`explained` true), may (null), or that none does (false, `changes` [])."""
     return [
@@ -45,9 +44,27 @@ def explanations_to_list(c: Comparison) -> list[dict[str, Any]]:
             "changes": [_change(x) for x in e.because],
             "text": e.text,
         }
-        for p in c.paths
         for e in p.explanations
     ]
+
+
+def path_changes_to_list(c: Comparison) -> list[dict[str, Any]]:
+    """What changed on the path from the baseline to each other run: [] for an unchanged device."""
+    return [x for p in c.paths for x in _pair_changes(p)]
+
+
+def explanations_to_list(c: Comparison) -> list[dict[str, Any]]:
+    return [x for p in c.paths for x in _pair_explanations(p)]
+
+
+def pair_to_dict(p: PairDiff) -> dict[str, Any]:
+    """`show --baseline --json`'s `comparison`: one run against a run of its baseline, in compare's shape."""
+    return {
+        "run": p.run_id,
+        "baseline": p.baseline_id,
+        "path_changes": _pair_changes(p),
+        "explanations": _pair_explanations(p),
+    }
 
 
 def compare_to_dict(c: Comparison) -> dict[str, Any]:

@@ -14,12 +14,16 @@ from disksleuth.analysis.compare import (
 from disksleuth.analysis.pathdiff import (
     COLUMNS_HEADING,
     EXPLAIN_HEADING,
+    PathChange,
     by_column,
     change_line,
     pair_heading,
     path_columns,
+    path_heading,
 )
 from disksleuth.present.text import safe_text
+
+_CHANGE_FIELDS = ("area", "what", "hop", "before", "after", "before_mbps", "after_mbps")
 
 
 def _md_cell(text: str) -> str:
@@ -141,3 +145,29 @@ def _render_paths(c: Comparison, out: Any) -> None:
         out.print(Text(EXPLAIN_HEADING, style="bold"))
         for e in explanations:
             out.print(item(e.text))
+
+
+def render_against_baseline(comparison: dict[str, Any] | None) -> None:
+    """`show`: what changed on the path from the baseline's run (`show --json`'s `comparison`) and whether
+    it explains the figures, in compare's words; nothing when the path and the figures held."""
+    if not comparison:
+        return
+    from rich.padding import Padding
+    from rich.text import Text
+
+    from disksleuth.present.text import console
+
+    out = console()
+
+    def item(text: str) -> Padding:  # wrapped lines indented under their first
+        return Padding(Text(safe_text(text, markup=False)), (0, 0, 0, 2))
+
+    changes = [PathChange(**{k: x.get(k) for k in _CHANGE_FIELDS}) for x in comparison["path_changes"]]
+    if changes:
+        out.print(Text(path_heading(comparison["baseline"], comparison["run"]), style="bold"))
+        for x in changes:
+            out.print(item(change_line(x)))
+    if comparison["explanations"]:
+        out.print(Text(EXPLAIN_HEADING, style="bold"))
+        for e in comparison["explanations"]:
+            out.print(item(e["text"]))

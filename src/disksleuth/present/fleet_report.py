@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from disksleuth.analysis.fleet import FleetRow, fleet_counts
-from disksleuth.present.report import CSS, _num, _plt, _svg
+from disksleuth.present.charts import pyplot as _plt
+from disksleuth.present.charts import svg_of as _svg
+from disksleuth.present.report import CSS, _num
 from disksleuth.present.report import _e as _html
 from disksleuth.present.text import safe_text
 

@@ -135,6 +135,7 @@ def render_stored_run(doc: dict[str, Any], show_commands: bool = False) -> None:
     from disksleuth.model import Finding
     from disksleuth.present.bench_view import render_run
     from disksleuth.present.check_view import render_baseline, render_verdict
+    from disksleuth.present.compare_view import render_against_baseline
     from disksleuth.present.text import console, safe_text
 
     run = doc["run"]
@@ -159,3 +160,4 @@ def render_stored_run(doc: dict[str, Any], show_commands: bool = False) -> None:
     if findings or doc.get("summary"):
         render_verdict(findings, doc.get("summary") or "")
     render_baseline(doc.get("baseline"))
+    render_against_baseline(doc.get("comparison"))

@@ -14,21 +14,30 @@ come first.
 from __future__ import annotations
 
 import html
-import io
 import math
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from disksleuth.analysis.baseline import History
 from disksleuth.analysis.compare import run_label
 from disksleuth.doc.run import is_memory_backed
+from disksleuth.present.charts import (
+    CHART_WIDTH_IN,
+    FONT_PT,
+    RUN_COLORS,
+    SMALL_PT,
+)
+from disksleuth.present.charts import chart_text as _chart_text
+from disksleuth.present.charts import fmt_value as _fmt
+from disksleuth.present.charts import legend_below as _legend_below
+from disksleuth.present.charts import pyplot as _plt
+from disksleuth.present.charts import svg_of as _svg
+from disksleuth.present.report_history import history_html
 from disksleuth.present.stack_view import member_lines, tree_lines
 from disksleuth.present.text import safe_text
 from disksleuth.units import fmt_size
 
-CHART_WIDTH_IN = 7.0
-FONT_PT = 9
-SMALL_PT = 8  # the smallest text in any chart: ticks, value labels
 DECADES_FOR_LOG = 2.0  # a log axis when the largest value is >= 10^2 times the smallest
 
 CSS = """
@@ -64,11 +73,9 @@ tr.cache td:first-child::after { content: " *"; color: #9a6700; font-weight: 700
 }
 """
 
-# Colour-blind-safe colours (Okabe & Ito, "Color Universal Design", 2008), without their yellow,
-# which vanishes on white paper.
 ChartFilter = Callable[[dict[str, Any]], bool]  # which of a run document's tests a chart shows
 
-RUN_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#999999")
+
 
 
 # --- caveats (what a reader must not lose) -----------------------------------------------------
@@ -111,41 +118,6 @@ def series_label(doc: dict[str, Any]) -> str:
 # --- matplotlib helpers -----------------------------------------------------------------------
 
 
-def _plt() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update(
-        {
-            "figure.dpi": 96,
-            "font.size": FONT_PT,
-            "axes.titlesize": FONT_PT + 1,
-            "axes.labelsize": FONT_PT,
-            "xtick.labelsize": SMALL_PT,
-            "ytick.labelsize": SMALL_PT,
-            "legend.fontsize": SMALL_PT,
-            "svg.hashsalt": "disksleuth",
-            "svg.fonttype": "none",  # text stays text: crisp in print, searchable, a third of the size
-        }
-    )
-    return plt
-
-
-def _svg(fig: Any) -> str | None:
-    """The figure as inline SVG (None stays None: a chart with nothing to draw is left out)."""
-    if fig is None:
-        return None
-    import matplotlib.pyplot as plt
-
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight", pad_inches=0.05)
-    plt.close(fig)
-    text = buf.getvalue()
-    return text[text.index("<svg") :]  # drop the XML prolog and DOCTYPE for inline use
-
-
 def _spans_decades(values: list[float]) -> bool:
     positive = [v for v in values if v and v > 0]
     return len(positive) > 1 and math.log10(max(positive) / min(positive)) >= DECADES_FOR_LOG
@@ -155,14 +127,6 @@ def _log_floor(values: list[float]) -> float:
     """A decade below the smallest value, so the shortest bar still shows above the axis floor."""
     smallest = min(v for v in values if v and v > 0)
     return 10.0 ** math.floor(math.log10(smallest) - 0.3)
-
-
-def _fmt(v: float) -> str:
-    if v >= 100:
-        return f"{v:,.0f}"
-    if v >= 10:
-        return f"{v:,.1f}"
-    return f"{v:,.2f}"
 
 
 def _wrap(text: str, width: int = 18) -> str:
@@ -258,34 +222,6 @@ def bar_figure(docs: list[dict[str, Any]], metric: str, title: str, test_filter:
     ]
     _legend_below(ax, n_runs, "; ".join(n for n in notes if n) or None)
     return fig
-
-
-def _legend_below(ax: Any, entries: int, footnote: str | None = None) -> None:
-    """Legend under the x label, never over the bars; offsets in points so any chart height works."""
-    from matplotlib.transforms import ScaledTranslation
-
-    below = ScaledTranslation(0, -42 / 72, ax.figure.dpi_scale_trans)
-    ax.legend(
-        loc="upper left",
-        bbox_to_anchor=(0, 0),
-        bbox_transform=ax.transAxes + below,
-        ncol=min(entries, 3),
-        frameon=False,
-        borderaxespad=0,
-    )
-    if footnote:
-        rows = math.ceil(entries / 3)
-        ax.annotate(
-            footnote,
-            (0, 0),
-            (0, -44 - 14 * rows),
-            xycoords="axes fraction",
-            textcoords="offset points",
-            va="top",
-            fontsize=SMALL_PT,
-            color="#9a6700",
-            gid="footnote",
-        )
 
 
 def _latency_rows(docs: list[dict[str, Any]]) -> list[tuple[str, dict[str, float | None], bool]]:
@@ -480,21 +416,6 @@ def timeline_figure(doc: dict[str, Any]) -> Any:
         ax2.set_ylabel("drive °C", color="#cf222e")
     ax.set_title(f"Run #{doc['run']['id']}: throughput over time", loc="left")
     return fig
-
-
-def _chart_text(value: Any) -> Any:
-    """Stored text (test ids, host names, hop labels: importable, so anyone's) as a chart shows it: control
-    characters as visible escapes, the way the terminal views show them. A raw ESC or BEL is a glyph no font
-    has, and matplotlib's warning about it printed the character itself on stderr. Newlines stay (labels wrap)."""
-    from disksleuth.present.text import safe_text
-
-    if isinstance(value, str):
-        return "\n".join(safe_text(line, markup=False) for line in value.split("\n"))
-    if isinstance(value, dict):
-        return {key: _chart_text(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(_chart_text(item) for item in value)
-    return value
 
 
 def bar_chart(docs: list[dict[str, Any]], metric: str, title: str, test_filter: ChartFilter) -> str | None:
@@ -760,7 +681,7 @@ def _badges(doc: dict[str, Any]) -> str:
     return "".join(f"<span class='badge {cls}'>{_e(text)}</span>" for cls, text in run_badges(doc))
 
 
-def _run_section(doc: dict[str, Any]) -> str:
+def _run_section(doc: dict[str, Any], history: History | None = None) -> str:
     run, device = doc["run"], doc.get("device") or {}
     title = device.get("model") or run.get("device") or run["target"]
     parts = [f"<section><h2>Run #{run['id']}: {_e(title)}{_badges(doc)}</h2>"]
@@ -792,6 +713,8 @@ def _run_section(doc: dict[str, Any]) -> str:
         parts.append(_tests_table(doc))
     parts.append(_reference_table(doc))
     parts += [f"<div class='chart'>{svg}</div>" for chart in RUN_CHARTS if (svg := chart(doc))]
+    if history is not None:
+        parts.append(history_html(history, str(run.get("device") or device.get("model") or run["target"])))
     parts.append("</section>")
     return "\n".join(p for p in parts if p)
 
@@ -846,12 +769,15 @@ def _path_changes(docs: list[dict[str, Any]]) -> str:
     return "\n".join(parts)
 
 
-def render_report(docs: list[dict[str, Any]]) -> str:
+def render_report(docs: list[dict[str, Any]], histories: Sequence[History] = ()) -> str:
+    """The report of `docs`; `histories` (run/baseline.report_histories) adds each drive's history charts
+    to the section of the run it ends with."""
     title = "disksleuth report: " + ", ".join(f"#{d['run']['id']}" for d in docs)
     body = [f"<h1>{_e(title)}</h1>", "<section><h2>Across runs</h2>", _runs_table(docs), _path_changes(docs)]
     body += [f"<div class='chart'>{svg}</div>" for chart in ACROSS_RUNS_CHARTS if (svg := chart(docs))]
     body.append("</section>")
-    body += [_run_section(d) for d in docs]
+    by_run = {h.run_id: h for h in histories}
+    body += [_run_section(d, by_run.get(d["run"]["id"])) for d in docs]
     return (
         f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
         f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"

@@ -309,7 +309,7 @@ def _open_private_dir(name: str, parent_fd: int, shown: str) -> int:
     """Open a directory we just made, refusing anything that is not ours alone (swapped in meanwhile)."""
     fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent_fd)
     st = os.fstat(fd)
-    if st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) != 0o700 or os.listdir(fd):
+    if st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) != 0o700 or _names(fd):
         os.close(fd)
         raise EnvironmentProblem(f"{shown}: the private scratch directory was replaced while it was being made")
     return fd
@@ -339,13 +339,26 @@ def _entries(dir_fd: int) -> list[os.DirEntry[str]]:
         return []
 
 
+def _names(fd: int) -> list[str]:
+    """The names in the directory open as `fd`, read through a descriptor opened now.
+
+    Not os.listdir(fd): btrfs (6.x kernels) fixes a directory's last entry at the first read of an
+    open directory and rewinding does not refresh it, so the fd listed empty when the private
+    directory was made never showed the scratch file made after, and every btrfs run left it behind."""
+    fresh = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
+    try:
+        return os.listdir(fresh)
+    finally:
+        os.close(fresh)
+
+
 def _remove_private_dir(parent_fd: int, name: str, fd: int) -> int:
     """Remove our private directory's files (never following links) and the directory; bytes freed.
 
     The directory is removed by name relative to its parent's open descriptor, so the parent may be
     renamed or moved meanwhile (someone renames the target directory during a run)."""
     freed = 0
-    for entry in os.listdir(fd):
+    for entry in _names(fd):
         with contextlib.suppress(OSError):
             st = os.stat(entry, dir_fd=fd, follow_symlinks=False)
             if stat.S_ISREG(st.st_mode):
@@ -489,7 +502,7 @@ def _remove_dead(parent_fd: int, entry: os.DirEntry[str], path: str) -> str | No
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return None  # a live run
-        if not _same_inode(entry.name, fd, parent_fd) or not all(n.startswith(_OWN_NAMES) for n in os.listdir(fd)):
+        if not _same_inode(entry.name, fd, parent_fd) or not all(n.startswith(_OWN_NAMES) for n in _names(fd)):
             return None  # swapped meanwhile, or holding files that are not ours: leave it
         freed = _remove_private_dir(parent_fd, entry.name, fd)
         gone = "emptied (could not remove the directory)" if _same_inode(entry.name, fd, parent_fd) else "removed"

@@ -8,10 +8,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from disksleuth.analysis.baseline import DEFAULT_CHOICE, MIN_RUNS, Baseline, Choice, judge, parse_choice
+from disksleuth.analysis.baseline import DEFAULT_CHOICE, MIN_RUNS, Baseline, Choice, History, judge, parse_choice
 from disksleuth.errors import DisksleuthError, StoreMissing, UsageError
 from disksleuth.model.baseline import EarlierRun, Identity, Method, TestFigures
-from disksleuth.store.baseline import earlier_runs, other_serial_runs, serial_id_for
+from disksleuth.store.baseline import CANDIDATES, earlier_runs, other_serial_runs, serial_id_for
 from disksleuth.store.db import Store
 from disksleuth.store.latest import epoch_s
 
@@ -134,4 +134,25 @@ def latest_ratios(
             b = baseline_of(store, store.load(run_id, with_series=False))
             for j in b.figures:
                 out[(run_id, j.test_id, j.metric.split("_", 1)[0])] = j.ratio
+    return out
+
+
+def report_histories(db: str | None, docs: Sequence[dict[str, Any]]) -> list[History]:
+    """For the report: per drive and way of measuring among `docs`, the newest of them with its drive's runs
+    up to it (at most CANDIDATES) and its baseline. [] when the store cannot be read: a report is never lost
+    for its history."""
+    out: list[History] = []
+    seen: set[tuple[Identity, Method]] = set()
+    try:
+        with Store(db, create=False, read_only=True) as store:
+            for doc in sorted(docs, key=lambda d: int(d["run"]["id"]), reverse=True):
+                identity, method = identity_of(store, doc), method_of(doc)
+                if identity is None or not identity.usable or (identity, method) in seen:
+                    continue
+                seen.add((identity, method))
+                run_id = int(doc["run"]["id"])
+                runs = earlier_runs(store, identity, method, before_id=run_id + 1, limit=CANDIDATES)
+                out.append(History(run_id, tuple(runs), baseline_of(store, doc)))
+    except DisksleuthError:
+        return []
     return out

@@ -13,6 +13,7 @@ Two seams for new kinds of measurement:
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import time
@@ -408,7 +409,7 @@ def _main_target(plan: BenchPlan, ctx: _Ctx) -> Iterator[tuple[BenchPlan, Where,
         leftovers = remove_dead_scratch(plan.target.path)
         for line in leftovers:
             ctx.events.warn(line)
-        with scratch_file(plan.target.path) as scratch:
+        with scratch_file(plan.target.path) as scratch, _scratch_full(scratch.path, scratch.shown_path):
             path, fds = scratch.path, (scratch.dir_fd,)
             # Lay out real, incompressible data first, so reads hit the medium and not sparse holes.
             direct = direct_io_supported(path)
@@ -431,6 +432,18 @@ def _main_target(plan: BenchPlan, ctx: _Ctx) -> Iterator[tuple[BenchPlan, Where,
         direct = direct_io_supported(placement.path) if placement.on == "file" else True
         where, notes = _resolve(placement, placement.path, direct, plan.target, ctx)
         yield plan, where, notes
+
+
+@contextlib.contextmanager
+def _scratch_full(path: str, shown_path: str) -> Iterator[None]:
+    """A fio job that ran out of space in the scratch file: one line naming the file as people know it
+    (not /proc/self/fd/N/scratch), saying it was removed (scratch_file() removes it as this leaves)."""
+    try:
+        yield
+    except fio.FioJobError as exc:
+        if exc.err != errno.ENOSPC:
+            raise
+        raise EnvironmentProblem(f"{str(exc).replace(path, shown_path)} (the scratch file was removed)") from exc
 
 
 def _resolve(

@@ -7,14 +7,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from disksleuth.analysis.baseline import FASTER, SLOWER
+from disksleuth.analysis.baseline import FASTER, SLOWER, Baseline, History
 from disksleuth.analysis.compare import Comparison, compare
+from disksleuth.analysis.pathdiff import baseline_figures, diff_pair
 from disksleuth.doc.arrays import array_parts
 from disksleuth.doc.baseline import baseline_to_dict
+from disksleuth.doc.compare import pair_to_dict
 from disksleuth.doc.run import with_sustained
 from disksleuth.errors import DisksleuthError, UsageError
 from disksleuth.model.run import Run
-from disksleuth.run.baseline import baseline_of, parse_choice
+from disksleuth.run.baseline import baseline_of, parse_choice, report_histories
 from disksleuth.run.selection import parse_age_s, parse_run_ids
 from disksleuth.store.baseline import finding_codes
 from disksleuth.store.db import Store
@@ -122,6 +124,14 @@ def load_runs(db: str | None, ids_text: Sequence[str], *, with_series: bool = Tr
         return [array_parts(with_sustained(store.load(i, with_series=with_series))) for i in ids]
 
 
+def load_report(
+    db: str | None, run_texts: Sequence[str]
+) -> tuple[list[dict[str, Any]], list[History]]:
+    """`report`: the runs (the newest without `run_texts`) and each drive's history up to them."""
+    docs = load_runs(db, run_texts)
+    return docs, report_histories(db, docs)
+
+
 def show_run(db: str | None, run_text: str | None, baseline: str | None = None) -> dict[str, Any]:
     """One stored run (the newest without `run_text`), with its figures against the drive's runs stored
     before it (`baseline`: --baseline)."""
@@ -131,8 +141,22 @@ def show_run(db: str | None, run_text: str | None, baseline: str | None = None) 
         doc["baseline"] = None
         return doc
     with Store(db, create=False, read_only=True) as store:
-        doc["baseline"] = baseline_to_dict(baseline_of(store, doc, choice))
+        judged = baseline_of(store, doc, choice)
+        doc["baseline"] = baseline_to_dict(judged)
+        doc["comparison"] = _against_baseline(store, doc, judged)
     return doc
+
+
+def _against_baseline(store: Store, doc: dict[str, Any], judged: Baseline) -> dict[str, Any] | None:
+    """What changed on the path from the baseline to the run and whether it explains the figures, in
+    compare's words; None when there was no baseline. The path is diffed against the baseline's newest
+    run: for median:N the runs before it were measured on the path that run still had."""
+    if judged.status != "compared" or not judged.figures:
+        return None
+    base_id = judged.choice.run_id if judged.choice.kind == "run" else judged.figures[0].run_ids[0]
+    assert base_id is not None
+    base_doc = store.load(base_id, with_series=False)
+    return pair_to_dict(diff_pair(base_doc, doc, baseline_figures(judged.figures, doc)))
 
 
 def compare_runs(
