@@ -10,6 +10,7 @@ Health counters are the health engineer's: `COUNTER_FIGURES` is where they join 
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import statistics
 from collections import Counter
@@ -58,10 +59,6 @@ def _fmt(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}"
 
 
-def _number(value: object) -> bool:
-    return isinstance(value, (int, float))
-
-
 def judge_drive(drive: Drive, siblings: Sequence[Drive]) -> list[Finding]:
     """`drive` among `siblings` (other drives of its model and firmware; itself left out by the caller)."""
     others = [s for s in siblings if s.key != drive.key and (not drive.serial_id or s.serial_id != drive.serial_id)]
@@ -70,13 +67,13 @@ def judge_drive(drive: Drive, siblings: Sequence[Drive]) -> list[Finding]:
         return out
     for name in {**FIGURES, **COUNTER_FIGURES}:
         value = drive.figures.get(name)
-        values = [v for s in others if _number(v := s.figures.get(name))]
-        if not _number(value) or len(values) < MIN_SIBLINGS:
+        values = [v for s in others if isinstance(v := s.figures.get(name), (int, float))]
+        if not isinstance(value, (int, float)) or len(values) < MIN_SIBLINGS:
             continue
         median = statistics.median(values)
         mad = statistics.median(abs(v - median) for v in values)
         named = [f"{s.host}:{s.device}" for s in others if s.figures.get(name) is not None][:SIBLINGS_NAMED]
-        found = _judged(drive, name, value, median, mad, len(values), lambda named=named: named)  # type: ignore[arg-type]
+        found = _judged(drive, name, value, median, mad, len(values), named.copy)
         if found:
             out.append(found)
     return out
@@ -144,9 +141,8 @@ class _Group:
         # per figure: (value, index in members), sorted; the values alone, for the medians
         self._pairs: dict[str, list[tuple[float, int]]] = {}
         for name in {**FIGURES, **COUNTER_FIGURES}:
-            got = [d.figures.get(name) for d in members]
-            order = sorted((i for i, v in enumerate(got) if isinstance(v, (int, float))), key=got.__getitem__)
-            self._pairs[name] = [(got[i], i) for i in order]  # type: ignore[misc]
+            got = {i: v for i, d in enumerate(members) if isinstance(v := d.figures.get(name), (int, float))}
+            self._pairs[name] = [(got[i], i) for i in sorted(got, key=got.__getitem__)]
         self.values = {name: [v for v, _i in pairs] for name, pairs in self._pairs.items()}
         self._deviations: dict[tuple[str, float], list[float]] = {}
         self._labels: dict[str, list[tuple[Drive, str]]] = {}
@@ -187,9 +183,9 @@ class _Group:
             return out
         for name, ordered in self.values.items():
             value = drive.figures.get(name)
-            if not _number(value) or len(ordered) - 1 < MIN_SIBLINGS:
+            if not isinstance(value, (int, float)) or len(ordered) - 1 < MIN_SIBLINGS:
                 continue
-            v = float(value)  # type: ignore[arg-type]
+            v = float(value)
             low, high = self.bounds[name]
             if low > 0 and 100.0 * max(abs(v - low), abs(v - high)) / low < MIN_GAP_PCT:
                 continue  # under MIN_GAP_PCT from any median it could have: not an outlier, whatever the MAD
@@ -199,8 +195,8 @@ class _Group:
                 deviations = self._deviations[(name, median)] = sorted(abs(x - median) for x in ordered)
             mad = _median_without(deviations, bisect.bisect_left(deviations, abs(v - median)))
             found = _judged(
-                drive, name, value, median, mad, len(ordered) - 1, lambda name=name: self._named(name, drive)
-            )  # type: ignore[arg-type]
+                drive, name, value, median, mad, len(ordered) - 1, functools.partial(self._named, name, drive)
+            )
             if found:
                 out.append(found)
         return out
