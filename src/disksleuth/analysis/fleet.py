@@ -34,15 +34,14 @@ class FleetRow:
     serial_id: str | None = None
 
 
-def _worst(findings: list[dict[str, Any]]) -> str:
-    return max((f["severity"] for f in findings), key=lambda s: SEVERITY_ORDER.get(s, 0), default="ok")
-
-
-def fleet_rows(runs: list[dict[str, Any]]) -> list[FleetRow]:
-    """Rows from `store.latest.latest_runs_per_host_device`, worst severity first, then host, device."""
+def fleet_rows(runs: list[dict[str, Any]], ordered: bool = True) -> list[FleetRow]:
+    """Rows from `store.latest.latest_runs_per_host_device`, worst first (worst_first) unless not `ordered` (for
+    with_siblings, which orders them itself)."""
     rows = []
     for r in runs:
-        findings = sorted(r.get("findings") or [], key=lambda f: -SEVERITY_ORDER.get(f["severity"], 0))
+        findings = r.get("findings") or []
+        if len(findings) > 1:
+            findings = sorted(findings, key=lambda f: -SEVERITY_ORDER.get(f["severity"], 0))
         codes = tuple(dict.fromkeys(f["code"] for f in findings if f["severity"] != "ok"))
         ceiling = r["ceiling_mbps"] if "ceiling_mbps" in r else ((r.get("device") or {}).get("link") or {}).get(
             "current_ceiling_mbps"
@@ -57,7 +56,7 @@ def fleet_rows(runs: list[dict[str, Any]]) -> list[FleetRow]:
                 started_at=r.get("started_at") or "",
                 kind=r.get("kind") or "",
                 profile=r.get("profile") or "",
-                worst=_worst(findings),
+                worst=findings[0]["severity"] if findings else "ok",  # sorted: the first is the worst
                 codes=codes,
                 seq_read_mbps=r.get("seq_read_mbps"),
                 seq_write_mbps=r.get("seq_write_mbps"),
@@ -71,7 +70,7 @@ def fleet_rows(runs: list[dict[str, Any]]) -> list[FleetRow]:
                 serial_id=r.get("device_serial_sha256"),
             )
         )
-    return sorted(rows, key=worst_first)
+    return sorted(rows, key=worst_first) if ordered else rows
 
 
 def worst_first(row: FleetRow) -> tuple[int, int, str, str]:

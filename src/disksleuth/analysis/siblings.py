@@ -145,7 +145,6 @@ class _Group:
             self._pairs[name] = [(got[i], i) for i in sorted(got, key=got.__getitem__)]
         self.values = {name: [v for v, _i in pairs] for name, pairs in self._pairs.items()}
         self._deviations: dict[tuple[str, float], list[float]] = {}
-        self._labels: dict[str, list[tuple[Drive, str]]] = {}
         # Leaving one drive out moves the median by one place at most: it stays between these two values.
         self.bounds = {
             name: (ordered[max(0, len(ordered) // 2 - 1)], ordered[min(len(ordered) - 1, len(ordered) // 2 + 1)])
@@ -170,12 +169,8 @@ class _Group:
         return [self.members[i] for i in sorted(picked)]
 
     def _named(self, name: str, drive: Drive) -> list[str]:
-        labels = self._labels.get(name)
-        if labels is None:
-            labels = self._labels[name] = [
-                (d, f"{d.host}:{d.device}") for d in self.members if d.figures.get(name) is not None
-            ]
-        return list(itertools.islice((label for d, label in labels if d is not drive), SIBLINGS_NAMED))
+        others = (d for d in self.members if d is not drive and d.figures.get(name) is not None)
+        return [f"{d.host}:{d.device}" for d in itertools.islice(others, SIBLINGS_NAMED)]
 
     def judge(self, drive: Drive) -> list[Finding]:
         out: list[Finding] = []

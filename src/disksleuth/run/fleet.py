@@ -45,7 +45,7 @@ def fleet(
     shown = _limit(limit, show_all)
     since_s = parse_since_s(since, time.time() if now_s is None else now_s) if since else None
     # Siblings are judged over every host's drives, then the rows are narrowed by the filters.
-    everything = with_siblings(fleet_rows(latest_runs_per_host_device(db)))
+    everything = with_siblings(fleet_rows(latest_runs_per_host_device(db), ordered=False))
     if host:
         _matches_some(host, "host", [r for r in everything if FleetFilter(host=host).keeps(r)], everything)
     if model:
