@@ -91,7 +91,7 @@ def _matches_some(pattern: str, what: str, matched: list[FleetRow], rows: list[F
         problem = "no device's model contains it (* ? [ make it a glob)"
     if not names:
         raise UsageError(f"--{what} {pattern}: {problem}; the store has no runs yet")
-    named = ", ".join(names) if len(names) <= _LISTED else f"{len(names)} others (see `disksleuth fleet`)"
+    named = ", ".join(names) if len(names) <= _LISTED else f"{len(names):,} {what}s (see `disksleuth fleet`)"
     raise UsageError(f"--{what} {pattern}: {problem}; the store has runs of {named}")
 
 
