@@ -34,17 +34,18 @@ class FleetRow:
     serial_id: str | None = None
 
 
-def _worst(findings: list[dict[str, Any]]) -> str:
-    return max((f["severity"] for f in findings), key=lambda s: SEVERITY_ORDER.get(s, 0), default="ok")
-
-
-def fleet_rows(runs: list[dict[str, Any]]) -> list[FleetRow]:
-    """Rows from `store.latest.latest_runs_per_host_device`, worst severity first, then host, device."""
+def fleet_rows(runs: list[dict[str, Any]], ordered: bool = True) -> list[FleetRow]:
+    """Rows from `store.latest.latest_runs_per_host_device`, worst first (worst_first) unless not `ordered` (for
+    with_siblings, which orders them itself)."""
     rows = []
     for r in runs:
-        findings = sorted(r.get("findings") or [], key=lambda f: -SEVERITY_ORDER.get(f["severity"], 0))
+        findings = r.get("findings") or []
+        if len(findings) > 1:
+            findings = sorted(findings, key=lambda f: -SEVERITY_ORDER.get(f["severity"], 0))
         codes = tuple(dict.fromkeys(f["code"] for f in findings if f["severity"] != "ok"))
-        link = (r.get("device") or {}).get("link") or {}
+        ceiling = r["ceiling_mbps"] if "ceiling_mbps" in r else ((r.get("device") or {}).get("link") or {}).get(
+            "current_ceiling_mbps"
+        )
         rows.append(
             FleetRow(
                 host=r.get("hostname") or "(unknown host)",
@@ -55,11 +56,11 @@ def fleet_rows(runs: list[dict[str, Any]]) -> list[FleetRow]:
                 started_at=r.get("started_at") or "",
                 kind=r.get("kind") or "",
                 profile=r.get("profile") or "",
-                worst=_worst(findings),
+                worst=findings[0]["severity"] if findings else "ok",  # sorted: the first is the worst
                 codes=codes,
                 seq_read_mbps=r.get("seq_read_mbps"),
                 seq_write_mbps=r.get("seq_write_mbps"),
-                ceiling_mbps=link.get("current_ceiling_mbps"),
+                ceiling_mbps=ceiling,
                 summary=r.get("summary"),
                 seq_read_run_id=r.get("seq_read_run_id"),
                 seq_read_started_at=r.get("seq_read_started_at"),
@@ -69,7 +70,12 @@ def fleet_rows(runs: list[dict[str, Any]]) -> list[FleetRow]:
                 serial_id=r.get("device_serial_sha256"),
             )
         )
-    return sorted(rows, key=lambda x: (-SEVERITY_ORDER.get(x.worst, 0), x.host, x.device))
+    return sorted(rows, key=worst_first) if ordered else rows
+
+
+def worst_first(row: FleetRow) -> tuple[int, int, str, str]:
+    """The fleet's order: the most severe first, then the most findings, then host and device (stable)."""
+    return (-SEVERITY_ORDER.get(row.worst, 0), -len(row.codes), row.host, row.device)
 
 
 def with_siblings(rows: list[FleetRow]) -> list[FleetRow]:
@@ -99,7 +105,7 @@ def with_siblings(rows: list[FleetRow]) -> list[FleetRow]:
             codes = tuple(dict.fromkeys([*r.codes, *(f.code for f in mine)]))
             r = replace(r, worst=worst, codes=codes, siblings=tuple(f.to_dict() for f in mine))
         out.append(r)
-    return sorted(out, key=lambda x: (-SEVERITY_ORDER.get(x.worst, 0), x.host, x.device))
+    return sorted(out, key=worst_first)
 
 
 def fleet_counts(rows: list[FleetRow]) -> dict[str, int]:
@@ -107,3 +113,84 @@ def fleet_counts(rows: list[FleetRow]) -> dict[str, int]:
     for row in rows:
         counts[row.worst] = counts.get(row.worst, 0) + 1
     return counts
+
+
+@dataclass(frozen=True)
+class FleetFilter:
+    """Which devices `fleet` shows. Every field narrows; None (or empty) does not."""
+
+    host: str | None = None  # a glob (fnmatch), case-insensitive; a plain name matches itself
+    model: str | None = None  # a substring, case-insensitive; a glob when it has *, ? or [
+    finding: str | None = None  # a finding code
+    severity: str | None = None  # this severity or worse
+    since_s: float | None = None  # newest run started at or after (epoch seconds)
+
+    def keeps(self, row: FleetRow) -> bool:
+        if self.host and not _glob(self.host, row.host):
+            return False
+        if self.model and not model_matches(self.model, row.model):
+            return False
+        if self.finding and self.finding not in row.codes:
+            return False
+        if self.severity and SEVERITY_ORDER.get(row.worst, 0) < SEVERITY_ORDER[self.severity]:
+            return False
+        return self.since_s is None or (started := _epoch_s(row.started_at)) is not None and started >= self.since_s
+
+
+def _glob(pattern: str, text: str) -> bool:
+    from fnmatch import fnmatchcase
+
+    return pattern.lower() == text.lower() or fnmatchcase(text.lower(), pattern.lower())
+
+
+def model_matches(pattern: str, model: str | None) -> bool:
+    if not model:
+        return False
+    if any(c in pattern for c in "*?["):
+        return _glob(pattern, model)
+    return pattern.lower() in model.lower()
+
+
+def _epoch_s(iso: str) -> float | None:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(iso).timestamp()  # 3.11 reads "+0000" as stored
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+@dataclass(frozen=True)
+class FleetSummary:
+    """The counts `fleet` opens with, over the devices the filter kept."""
+
+    devices: int
+    hosts: int
+    store_devices: int  # every device in the store, before the filter
+    by_severity: dict[str, int]  # critical, warn, info, ok: devices whose worst finding is that
+    by_finding: list[tuple[str, int]]  # finding code, devices with it; most first
+    by_model: list[tuple[str, dict[str, int]]]  # model, {"devices", "critical", "warn", "info", "ok"}; worst first
+    host_names: tuple[str, ...] = ()  # sorted
+
+
+def summarise(rows: list[FleetRow], store_devices: int) -> FleetSummary:
+    from collections import Counter
+
+    findings: Counter[str] = Counter(code for r in rows for code in r.codes)
+    models: dict[str, dict[str, int]] = {}
+    for r in rows:
+        blank = {"devices": 0, "critical": 0, "warn": 0, "info": 0, "ok": 0}
+        mine = models.setdefault(r.model or "(unknown model)", blank)
+        mine["devices"] += 1
+        mine[r.worst] = mine.get(r.worst, 0) + 1
+    return FleetSummary(
+        devices=len(rows),
+        hosts=len(hosts := sorted({r.host for r in rows})),
+        store_devices=store_devices,
+        by_severity=fleet_counts(rows),
+        by_finding=sorted(findings.items(), key=lambda kv: (-kv[1], kv[0])),
+        by_model=sorted(
+            models.items(), key=lambda kv: (-kv[1]["critical"], -kv[1]["warn"], -kv[1]["devices"], kv[0])
+        ),
+        host_names=tuple(hosts),
+    )

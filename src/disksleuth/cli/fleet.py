@@ -47,10 +47,29 @@ def register_fleet(add: AddCommand) -> None:
     p = add(
         "fleet",
         run_fleet,
-        "every host and device in a shared store, worst first, from each one's newest run "
-        "(exit 1 when any is at warn or critical)",
+        "a shared store's devices from each one's newest run: counts by severity, finding and model, then the "
+        "worst devices (exit 1 when any device kept by the filters is at warn or critical)",
     )
-    p.add_argument("--host", metavar="H", help="only this host")
+    p.add_argument("--host", metavar="GLOB", help="only hosts matching GLOB (db-*, web0?); a plain name is itself")
+    p.add_argument(
+        "--model",
+        metavar="TEXT",
+        help="only drives whose model contains TEXT (any case); with * ? or [ it is a glob on the whole model",
+    )
+    p.add_argument("--finding", metavar="CODE", help="only devices with this finding code (link_downgraded, ...)")
+    p.add_argument(
+        "--severity",
+        choices=("ok", "info", "warn", "critical"),
+        help="only devices this severe or worse (warn: warn and critical)",
+    )
+    p.add_argument(
+        "--since",
+        metavar="WHEN",
+        help="only devices whose newest run started since WHEN: a date or time (2026-11-20, local time) or an age "
+        "(7d, 12h, 90min)",
+    )
+    p.add_argument("--limit", metavar="N", help="the N worst devices in the table and --json (default 20)")
+    p.add_argument("--all", action="store_true", dest="show_all", help="every device, not only the worst")
     options.add_db(p)
 
 
@@ -134,13 +153,22 @@ def run_exporter(args: argparse.Namespace, env: Environment) -> int:
 def run_fleet(args: argparse.Namespace, env: Environment) -> int:
     from disksleuth.run.fleet import fleet
 
-    rows = fleet(args.db, host=args.host)
+    view = fleet(
+        args.db,
+        host=args.host,
+        model=args.model,
+        finding=args.finding,
+        severity=args.severity,
+        since=args.since,
+        limit=args.limit,
+        show_all=args.show_all,
+    )
     if args.json:
         from disksleuth.doc.fleet import fleet_to_dict
 
-        emit(env, {"fleet": fleet_to_dict(rows)})
+        emit(env, {"fleet": fleet_to_dict(view.summary, view.rows, view.limit, view.filters)})
     else:
         from disksleuth.present.fleet_view import render_fleet
 
-        render_fleet(rows)
-    return EXIT_FINDINGS if any(r.worst in ("warn", "critical") for r in rows) else EXIT_OK
+        render_fleet(view.summary, view.rows, view.limit, view.filters)
+    return EXIT_FINDINGS if view.unwell else EXIT_OK

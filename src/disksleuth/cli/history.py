@@ -216,7 +216,7 @@ def _fleet_report(args: argparse.Namespace, env: Environment) -> int:
 
     if args.runs:
         raise UsageError("--fleet reports on every host and device; give no run ids with it")
-    rows = fleet(args.db, host=args.host)
+    rows = fleet(args.db, host=args.host, show_all=True).rows
     text = render_fleet_report(rows)
     _write_output(args.output, text)
     line = f"wrote {{path}} ({len(text) // 1024} KiB, {len(rows)} host/device rows)"

@@ -1,23 +1,119 @@
-"""`fleet`: every host and device in a shared store, from each one's newest run."""
+"""`fleet`: a shared store's devices from each one's newest run: counts first, then the worst devices."""
 
 from __future__ import annotations
 
-from disksleuth.analysis.fleet import FleetRow, fleet_rows, with_siblings
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from disksleuth.analysis.codes import FINDING_CODES
+from disksleuth.analysis.fleet import FleetFilter, FleetRow, FleetSummary, fleet_rows, summarise, with_siblings
 from disksleuth.errors import UsageError
-from disksleuth.store.latest import known_hosts, latest_runs_per_host_device
+from disksleuth.run.selection import parse_age_s
+from disksleuth.store.latest import latest_runs_per_host_device
 
-_HOSTS_LISTED = 10  # more than this, and the hosts are counted, not named
+_LISTED = 10  # more names than this, and they are counted, not named
+DEFAULT_LIMIT = 20
 
 
-def fleet(db: str | None, *, host: str | None = None) -> list[FleetRow]:
-    # Siblings are judged over every host's drives, then the rows are narrowed to --host.
-    rows = with_siblings(fleet_rows(latest_runs_per_host_device(db)))
+@dataclass(frozen=True)
+class FleetView:
+    summary: FleetSummary  # over every device the filters keep
+    rows: list[FleetRow]  # the worst of them, worst first, at most `limit`
+    limit: int | None  # None: --all
+    filters: dict[str, str] = field(default_factory=dict)  # as given, for the header and --json
+
+    @property
+    def unwell(self) -> bool:
+        """Any kept device at warn or critical (exit 1), shown or not."""
+        return bool(self.summary.by_severity.get("warn") or self.summary.by_severity.get("critical"))
+
+
+def fleet(
+    db: str | None,
+    *,
+    host: str | None = None,
+    model: str | None = None,
+    finding: str | None = None,
+    severity: str | None = None,
+    since: str | None = None,
+    limit: str | None = None,
+    show_all: bool = False,
+    now_s: float | None = None,
+) -> FleetView:
+    shown = _limit(limit, show_all)
+    since_s = parse_since_s(since, time.time() if now_s is None else now_s) if since else None
+    # Siblings are judged over every host's drives, then the rows are narrowed by the filters.
+    everything = with_siblings(fleet_rows(latest_runs_per_host_device(db), ordered=False))
     if host:
-        rows = [r for r in rows if r.host == host]
-    if host and not rows:
-        # "No runs yet" on a store that has runs, only not of this host, misleads: name the hosts it has.
-        hosts = known_hosts(db)
-        if hosts:
-            named = ", ".join(hosts) if len(hosts) <= _HOSTS_LISTED else f"{len(hosts)} others (see `disksleuth fleet`)"
-            raise UsageError(f"--host {host}: no stored run has this host; the store has runs of {named}")
-    return rows
+        _matches_some(host, "host", [r for r in everything if FleetFilter(host=host).keeps(r)], everything)
+    if model:
+        _matches_some(model, "model", [r for r in everything if FleetFilter(model=model).keeps(r)], everything)
+    if finding:
+        _known_code(finding, everything)
+    kept = [r for r in everything if FleetFilter(host, model, finding, severity, since_s).keeps(r)]
+    given = {"host": host, "model": model, "finding": finding, "severity": severity, "since": since}
+    return FleetView(
+        summarise(kept, len(everything)),
+        kept if shown is None else kept[:shown],
+        shown,
+        {k: v for k, v in given.items() if v},
+    )
+
+
+def _limit(text: str | None, show_all: bool) -> int | None:
+    if show_all:
+        if text is not None:
+            raise UsageError("--limit and --all: give one (--all shows every device)")
+        return None
+    if text is None:
+        return DEFAULT_LIMIT
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise UsageError(f"--limit {text[:40]}: give a whole number of devices from 1 (or --all for every one)")
+    return value
+
+
+def _matches_some(pattern: str, what: str, matched: list[FleetRow], rows: list[FleetRow]) -> None:
+    """A --host or --model that matches no device is a mistake (a typo, a wrong glob), not an empty fleet."""
+    if matched:
+        return
+    if what == "host":
+        names = sorted({r.host for r in rows})
+        plain = not any(c in pattern for c in "*?[")
+        problem = "no stored run has this host" if plain else "no stored run has a host matching this glob"
+    else:
+        names = sorted({r.model for r in rows if r.model})
+        problem = "no device's model contains it (* ? [ make it a glob)"
+    if not names:
+        raise UsageError(f"--{what} {pattern}: {problem}; the store has no runs yet")
+    named = ", ".join(names) if len(names) <= _LISTED else f"{len(names):,} {what}s (see `disksleuth fleet`)"
+    raise UsageError(f"--{what} {pattern}: {problem}; the store has runs of {named}")
+
+
+def _known_code(code: str, rows: list[FleetRow]) -> None:
+    """A code this disksleuth gives, or one a stored run carries (written by another version), is known: a
+    known code with no device is an empty answer; anything else is a typo, answered with the known codes."""
+    known = FINDING_CODES | {c for r in rows for c in r.codes}
+    if code not in known:
+        raise UsageError(f"--finding {code[:60]}: no such finding code; the codes are {', '.join(sorted(known))}")
+
+
+def parse_since_s(text: str, now_s: float) -> float:
+    """`--since`: a date or a time (2026-11-20, 2026-11-20T08:00, local time unless it names its zone), or an age
+    before now (7d, 12h, 90min, 2w)."""
+    given = text.strip()
+    if re.match(r"\d{4}-\d", given):
+        try:
+            when = datetime.fromisoformat(given)
+        except ValueError:
+            raise UsageError(
+                f"--since {given[:40]!r}: not a date; give one such as 2026-11-20 or 2026-11-20T08:00, "
+                "or an age such as 7d or 12h"
+            ) from None
+        return (when.astimezone() if when.tzinfo is None else when).timestamp()
+    return now_s - parse_age_s(given, "--since")

@@ -39,20 +39,20 @@ _AGE_UNITS = {
 }
 
 
-def parse_age_s(text: str) -> float:
+def parse_age_s(text: str, option: str = "--older-than") -> float:
     """'30d', '12h', '2w', '90min', '6mo', '1y', '3 days' -> seconds (a bare number is days; a month is 30
-    days, a year 365)."""
+    days, a year 365). `option` names the option in the error."""
     shown = text if len(text or "") <= 40 else text[:37] + "..."
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text or "")
     if not m:
-        raise UsageError(f"--older-than {shown!r}: give an age such as 30d, 12h, 2w, 90min, 6mo or 1y")
+        raise UsageError(f"{option} {shown!r}: give an age such as 30d, 12h, 2w, 90min, 6mo or 1y")
     unit = m.group(2).lower()
     if unit == "m":
         number = m.group(1)
-        raise UsageError(f"--older-than {shown!r}: m could be minutes or months; write {number}min or {number}mo")
+        raise UsageError(f"{option} {shown!r}: m could be minutes or months; write {number}min or {number}mo")
     if unit and unit not in _AGE_UNITS:
-        raise UsageError(f"--older-than {shown!r}: unknown unit {m.group(2)!r}; use min, h, d, w, mo or y")
+        raise UsageError(f"{option} {shown!r}: unknown unit {m.group(2)!r}; use min, h, d, w, mo or y")
     value = float(m.group(1)) * _AGE_UNITS[unit or "d"]
     if not math.isfinite(value):
-        raise UsageError(f"--older-than {shown!r}: too large")
+        raise UsageError(f"{option} {shown!r}: too large")
     return value

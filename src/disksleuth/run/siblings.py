@@ -16,7 +16,7 @@ def sibling_findings(db: str | None, drive: Drive) -> list[Finding]:
     if drive.group is None:
         return []
     try:
-        rows = fleet_rows(latest_runs_per_host_device(db))
+        rows = fleet_rows(latest_runs_per_host_device(db, group=drive.group), ordered=False)
     except DisksleuthError:
         return []
     others = [

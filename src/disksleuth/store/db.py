@@ -30,6 +30,7 @@ from disksleuth.store.documents import (
 from disksleuth.store.engine import BUSY_TIMEOUT_MS, FIRST_RUN, make_engine, sqlite_path, writable
 from disksleuth.store.schema import (
     FINDINGS,
+    FLEET_COLUMNS,
     META,
     MIGRATIONS,
     READABLE_SCHEMA,
@@ -40,6 +41,7 @@ from disksleuth.store.schema import (
     TAGS,
     TEST_FIGURES,
     TESTS,
+    fleet_figures,
     from_json,
     to_json,
     version_of,
@@ -328,6 +330,7 @@ class Store:
                 health_json=to_json(without_health_serials(doc.get("health"))),
                 notes_json=to_json(run.get("notes") or []),
                 note=note,
+                **fleet_figures(doc),  # what `fleet` shows, without reading device_json and the tests
             )
         ).inserted_primary_key
         assert inserted is not None  # an INSERT of one row always has its key
@@ -490,7 +493,9 @@ class Store:
     def load(self, run_id: int, with_series: bool = True) -> dict[str, Any]:
         """A stored run as a document shaped like `check --json` (plus id, uuid, tags, note)."""
         with self._errors("read"), self.engine.connect() as conn:
-            r = conn.execute(sa.select(RUNS).where(RUNS.c.id == run_id)).mappings().first()
+            # Not the fleet's columns: a store below schema 6 that could not be upgraded (read-only) has none.
+            stored = [c for c in RUNS.c if c.name not in FLEET_COLUMNS]
+            r = conn.execute(sa.select(*stored).where(RUNS.c.id == run_id)).mappings().first()
             if r is None:
                 raise UsageError(f"no run {run_id} in {self.url}")
             test_rows = (

@@ -234,7 +234,72 @@ def _v5(conn: Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_v1, _v2, _v3, _v4, _v5]
+def _v6(conn: Connection) -> None:
+    """The fleet at scale: the few figures `fleet` shows of a run, as columns (they were inside device_json and the
+    tests, so finding each device's newest ones read every run), filled by Store.save and here from what each
+    stored run already holds; an index that answers "each device's newest run" and its figures by itself, and one
+    on the serial id (baselines and history by serial)."""
+    for column in FLEET_COLUMNS:
+        conn.execute(sa.text(f"ALTER TABLE runs ADD COLUMN {column} FLOAT"))
+    for column, figure in (("seq_read_mbps", "read_mbps"), ("seq_write_mbps", "write_mbps")):
+        conn.execute(
+            sa.text(
+                f"UPDATE runs SET {column} = (SELECT MAX(t.{figure}) FROM tests t WHERE t.run_id = runs.id "
+                "AND t.is_reference = :no AND t.test_id LIKE 'SEQ%')"
+            ),
+            {"no": False},
+        )
+    last_id = 0
+    while True:  # in slices: a store of 100,000 runs never holds every device document at once
+        rows = conn.execute(
+            sa.text("SELECT id, device_json FROM runs WHERE id > :last ORDER BY id LIMIT 2000"), {"last": last_id}
+        ).fetchall()
+        if not rows:
+            break
+        last_id = rows[-1][0]
+        ceilings = [
+            {"c": c, "i": run_id} for run_id, device_json in rows if (c := link_ceiling_mbps(from_json(device_json)))
+        ]
+        if ceilings:
+            conn.execute(sa.text("UPDATE runs SET ceiling_mbps = :c WHERE id = :i"), ceilings)
+    conn.execute(
+        sa.text(
+            "CREATE INDEX ix_runs_fleet ON runs "
+            "(hostname, device_name, id, seq_read_mbps, seq_write_mbps, ceiling_mbps)"
+        )
+    )
+    conn.execute(sa.text("CREATE INDEX ix_runs_serial_id ON runs (device_serial_sha256, id)"))
+
+
+# What `fleet` reads of a run besides its names: columns since schema 6 (FLEET_SCHEMA).
+FLEET_COLUMNS = ("ceiling_mbps", "seq_read_mbps", "seq_write_mbps")
+FLEET_SCHEMA = 6
+
+
+def link_ceiling_mbps(device: Any) -> float | None:
+    """The current ceiling of a device document's link chain, None when unknown or not a number."""
+    link = device.get("link") if isinstance(device, dict) else None
+    value = link.get("current_ceiling_mbps") if isinstance(link, dict) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def fleet_figures(doc: dict[str, Any]) -> dict[str, float | None]:
+    """The FLEET_COLUMNS of a run document: its link ceiling and its best sequential read and write (the
+    sequential tests, reference runs left out), as the v6 migration computes them for stored runs."""
+    out: dict[str, float | None] = {"ceiling_mbps": link_ceiling_mbps(doc.get("device"))}
+    for column, figure in (("seq_read_mbps", "read_mbps"), ("seq_write_mbps", "write_mbps")):
+        values = [
+            float(v)
+            for t in doc.get("tests") or []
+            if str(t.get("id") or "").startswith("SEQ")
+            and isinstance(v := t.get(figure), (int, float))
+            and not isinstance(v, bool)
+        ]
+        out[column] = max(values) if values else None
+    return out
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_v1, _v2, _v3, _v4, _v5, _v6]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # The current schema, for queries (matches the migrations above).
@@ -271,6 +336,7 @@ RUNS = sa.Table(
             "notes_json",
             "note",
             "uuid",
+            *FLEET_COLUMNS,
         )
     ],
 )
