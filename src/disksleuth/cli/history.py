@@ -66,8 +66,8 @@ def register(add: AddCommand) -> None:
     p.add_argument("-o", "--output", required=True, metavar="FILE.json")
     options.add_db(p)
 
-    p = add("import", run_import, "add runs from an export file to the results store")
-    p.add_argument("file", metavar="FILE.json")
+    p = add("import", run_import, "add runs from an export file (- reads standard input) to the results store")
+    p.add_argument("file", metavar="FILE.json", help="an export file, or - for standard input")
     options.add_db(p)
 
 
@@ -237,16 +237,14 @@ def run_export(args: argparse.Namespace, env: Environment) -> int:
 def run_import(args: argparse.Namespace, env: Environment) -> int:
     from disksleuth.run.history import import_runs
 
-    done = import_runs(args.db, args.file)
+    stdin = getattr(env.stdin, "buffer", None) if args.file == "-" else None
+    done = import_runs(args.db, args.file, stdin)
     if args.json:
-        emit(env, {"imported": done.new_ids, "skipped": done.skipped})
+        emit(env, {"imported": list(done.new_ids), "skipped": list(done.skipped)})
     else:
-        said = f"imported {len(done.new_ids)} run(s)" + (
-            " as " + ", ".join(f"#{i}" for i in done.new_ids) if done.new_ids else ""
-        )
-        if done.skipped:
-            said += f"; skipped {len(done.skipped)} already stored (" + ", ".join(f"#{i}" for i in done.skipped) + ")"
-        say(said)
+        from disksleuth.present.history_view import imported_line
+
+        say(imported_line(done.new_ids, done.skipped))
         if done.stored_unsaved_file:
             say(plain(f"{done.stored_unsaved_file} is now in the store and can be deleted (it is kept until you do)"))
     return EXIT_OK
