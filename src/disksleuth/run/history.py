@@ -98,6 +98,7 @@ def prune_runs(
     host: str | None,
     dry_run: bool,
     agree: Callable[[list[tuple[int, str]]], list[int]] | None = None,
+    keep: int | None = None,
 ) -> list[int]:
     """Delete the runs that match. `agree` (unless a dry run) is shown what would go, (id, started_at) oldest
     first, and returns the ids it agrees to delete; only those that still match are deleted."""
@@ -105,8 +106,8 @@ def prune_runs(
     with Store(db, create=False) as store:
         agreed = None
         if agree is not None and not dry_run:
-            agreed = agree(store.prunable(older_than_s=older, tag=tag, host=host))
-        return store.prune(older_than_s=older, tag=tag, host=host, dry_run=dry_run, within=agreed)
+            agreed = agree(store.prunable(older_than_s=older, tag=tag, host=host, keep=keep))
+        return store.prune(older_than_s=older, tag=tag, host=host, dry_run=dry_run, within=agreed, keep=keep)
 
 
 def load_runs(db: str | None, ids_text: Sequence[str], *, with_series: bool = True) -> list[dict[str, Any]]:

@@ -302,12 +302,14 @@ class Store:
         dry_run: bool = False,
         now: float | None = None,
         within: Sequence[int] | None = None,
+        keep: int | None = None,
     ) -> list[int]:
         """Delete the runs that match every criterion given (at least one is needed): started more than
-        `older_than_s` ago, carrying `tag`, recorded on `host`; with `within`, only those of these ids (the
-        ones a person was shown and agreed to). Returns their ids."""
+        `older_than_s` ago, carrying `tag`, recorded on `host`, not among the newest `keep` runs of their
+        drive and profile; with `within`, only those of these ids (the ones a person was shown and agreed
+        to). Returns their ids."""
         with self._errors("write to"), self._writing() as conn:
-            ids = [run_id for run_id, _started in self._prunable(conn, older_than_s, tag, host, now)]
+            ids = [run_id for run_id, _started in self._prunable(conn, older_than_s, tag, host, now, keep)]
             if within is not None:
                 agreed = set(within)
                 ids = [i for i in ids if i in agreed]
@@ -321,34 +323,39 @@ class Store:
         tag: str | None = None,
         host: str | None = None,
         now: float | None = None,
+        keep: int | None = None,
     ) -> list[tuple[int, str]]:
         """(id, started_at) of the runs prune() would delete, oldest first; nothing is deleted."""
         with self._errors("read"), self.engine.connect() as conn:
-            return self._prunable(conn, older_than_s, tag, host, now)
+            return self._prunable(conn, older_than_s, tag, host, now, keep)
 
     @staticmethod
     def _prunable(
-        conn: Connection, older_than_s: float | None, tag: str | None, host: str | None, now: float | None
+        conn: Connection,
+        older_than_s: float | None,
+        tag: str | None,
+        host: str | None,
+        now: float | None,
+        keep: int | None = None,
     ) -> list[tuple[int, str]]:
-        if older_than_s is None and not tag and not host:
-            raise UsageError("runs prune needs --older-than, --tag or --host (it never deletes everything)")
+        if older_than_s is None and not tag and not host and keep is None:
+            raise UsageError("runs prune needs --keep, --older-than, --tag or --host (it never deletes everything)")
+        if keep is not None and keep < 1:
+            raise UsageError(f"--keep {keep}: keep at least 1 run per drive and profile (`runs delete` removes runs)")
         import time
-        from datetime import datetime
 
         cutoff = (now if now is not None else time.time()) - older_than_s if older_than_s is not None else None
+        kept = _beyond_newest(conn, keep) if keep is not None else None
         found = []
         for run_id, started_at in conn.execute(
             sa.select(RUNS.c.id, RUNS.c.started_at).where(_filters(tag=tag, host=host))
         ):
-            try:
-                started = datetime.fromisoformat(started_at).timestamp()
-            except (TypeError, ValueError, OverflowError):
-                if cutoff is not None:
-                    continue  # no readable start time: never pruned by age
-                started = math.inf
-            if cutoff is not None and started >= cutoff:
+            if kept is not None and run_id not in kept:
                 continue
-            found.append((started, int(run_id), started_at))
+            started = _epoch_s(started_at)
+            if cutoff is not None and not started < cutoff:
+                continue  # newer, or no readable start time: never pruned by age
+            found.append((math.inf if math.isnan(started) else started, int(run_id), started_at))
         return [(run_id, started_at) for _t, run_id, started_at in sorted(found)]
 
     def _insert(self, conn: Connection, doc: dict[str, Any], tags: Sequence[str], note: str | None) -> int:
@@ -672,6 +679,43 @@ def _filters(device: str | None = None, tag: str | None = None, host: str | None
     if host:
         cond.append(RUNS.c.hostname == host)
     return sa.and_(*cond) if cond else sa.true()
+
+
+def _epoch_s(started_at: str | None) -> float:
+    """A run's start as epoch seconds; NaN when unreadable (no comparison holds for it)."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(started_at or "").timestamp()
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
+
+
+def _beyond_newest(conn: Connection, keep: int) -> set[int]:
+    """The runs that are not among the newest `keep` of their drive (its keyed serial id, else host and device
+    or target) and profile: newest by start time, then by id. A run with no readable start time counts as
+    the newest (it is never the one pruned for being old)."""
+    groups: dict[tuple[Any, ...], list[tuple[float, int]]] = {}
+    for run_id, started_at, serial_id, hostname, device_name, target, profile in conn.execute(
+        sa.select(
+            RUNS.c.id,
+            RUNS.c.started_at,
+            RUNS.c.device_serial_sha256,
+            RUNS.c.hostname,
+            RUNS.c.device_name,
+            RUNS.c.target,
+            RUNS.c.profile,
+        )
+    ):
+        drive = (serial_id,) if serial_id else (hostname, device_name or target)
+        started = _epoch_s(started_at)
+        groups.setdefault((*drive, profile), []).append((math.inf if math.isnan(started) else started, int(run_id)))
+    beyond: set[int] = set()
+    for runs in groups.values():
+        if len(runs) > keep:
+            runs.sort(reverse=True)
+            beyond.update(run_id for _started, run_id in runs[keep:])
+    return beyond
 
 
 def _delete_runs(conn: Connection, ids: Sequence[int]) -> None:
