@@ -155,7 +155,7 @@ def test_runs_delete(cli, tmp_path):
     assert cli("runs", "--db", db, "--json").json()["total"] == 1
     assert cli("runs", "delete", "--db", db).code == 2
     text = cli("runs", "delete", str(ids[1]), "--db", db)
-    assert text.code == 0 and f"deleted 1 run(s): #{ids[1]}" in text.out
+    assert text.code == 0 and f"deleted 1 run, #{ids[1]}" in text.out
 
 
 def test_runs_prune_by_age_tag_and_host(cli, tmp_path):

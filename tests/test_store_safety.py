@@ -113,7 +113,7 @@ def test_many_processes_opening_a_new_store_at_once_all_save(tmp_path):
             procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     outcomes = [(p.wait(timeout=120), *p.communicate()) for p in procs]
     assert [(code, err) for code, _out, err in outcomes] == [(0, "")] * len(procs)
-    assert all(out.startswith("imported 1 run(s) as #") for _code, out, _err in outcomes)
+    assert all(out.startswith("imported 1 run, #") for _code, out, _err in outcomes)
     for s in range(stores):
         with Store(f"sqlite:///{tmp_path}/new{s}.sqlite") as store:
             rows, total = store.list_runs(limit=None)

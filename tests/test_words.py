@@ -128,14 +128,14 @@ def test_importing_a_kept_unsaved_run_says_its_file_can_be_deleted(cli, tmp_path
     monkeypatch.setenv("COLUMNS", "400")
     res = cli("import", kept, "--db", db)
     assert res.code == 0, res.err
-    assert res.out.splitlines() == ["imported 1 run(s) as #1", hint], res.out
+    assert res.out.splitlines() == ["imported 1 run, #1", hint], res.out
     assert os.path.exists(kept)
     res = cli("import", kept, "--db", db)  # already stored: still in the store, still deletable
-    assert res.out.splitlines() == ["imported 0 run(s); skipped 1 already stored (#1)", hint], res.out
+    assert res.out.splitlines() == ["imported 0 runs; skipped 1 already stored (#1)", hint], res.out
     # The same runs from a file of the user's own: nothing to say about it.
     own = tmp_path / "mine.json"
     with open(kept) as fh:
         own.write_text(json.dumps(json.load(fh)))
     res = cli("import", str(own), "--db", f"sqlite:///{tmp_path}/other.sqlite")
-    assert res.out.splitlines() == ["imported 1 run(s) as #1"], res.out
+    assert res.out.splitlines() == ["imported 1 run, #1"], res.out
     assert os.path.exists(own)

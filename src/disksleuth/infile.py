@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import BinaryIO
 
 from disksleuth.errors import ParseError, UsageError
 
@@ -24,14 +25,16 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_user_file(path: str, max_bytes: int, what: str) -> bytes:
-    """The bytes of PATH, a regular file (links followed) of at most max_bytes.
+def open_user_file(path: str, what: str) -> BinaryIO:
+    """PATH opened for reading in binary, a regular file (links followed) of any size, for a reader that
+    streams it; the same refusals as read_user_file, as UsageError."""
+    fd = _open_regular(path, what)
+    return os.fdopen(fd, "rb")
 
-    One line for anything else: UsageError for a file that cannot be read or is not a regular file (a
-    directory, FIFO, device or socket), ParseError for one larger than max_bytes ("PATH: larger than
-    N MiB, not WHAT"). stat() first, so a FIFO or device is never opened (opening some devices has side
-    effects); O_NONBLOCK and fstat() on what was opened close the race where the name is swapped for
-    one meanwhile. The size is checked by reading at most max_bytes + 1 bytes, whatever st_size says."""
+
+def _open_regular(path: str, what: str) -> int:
+    """stat() first, so a FIFO or device is never opened (opening some devices has side effects); O_NONBLOCK
+    and fstat() on what was opened close the race where the name is swapped for one meanwhile."""
     try:
         mode = os.stat(path).st_mode
         if not stat.S_ISREG(mode):
@@ -41,12 +44,28 @@ def read_user_file(path: str, max_bytes: int, what: str) -> bytes:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
     except ValueError:  # a NUL byte in the path
         raise UsageError(f"cannot read {path!r}: not a file name") from None
-    too_big = ParseError(f"{path}: larger than {max_bytes / (1 << 20):g} MiB, not {what}")
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise UsageError(f"cannot read {path}: it is {_kind(st.st_mode)}; give {what} in a file")
-        if st.st_size > max_bytes:
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_user_file(path: str, max_bytes: int, what: str) -> bytes:
+    """The bytes of PATH, a regular file (links followed) of at most max_bytes.
+
+    One line for anything else: UsageError for a file that cannot be read or is not a regular file (a
+    directory, FIFO, device or socket), ParseError for one larger than max_bytes ("PATH: larger than
+    N MiB, not WHAT"). stat() first, so a FIFO or device is never opened (opening some devices has side
+    effects); O_NONBLOCK and fstat() on what was opened close the race where the name is swapped for
+    one meanwhile. The size is checked by reading at most max_bytes + 1 bytes, whatever st_size says."""
+    fd = _open_regular(path, what)
+    too_big = ParseError(f"{path}: larger than {max_bytes / (1 << 20):g} MiB, not {what}")
+    try:
+        if os.fstat(fd).st_size > max_bytes:
             raise too_big
         chunks: list[bytes] = []
         total = 0

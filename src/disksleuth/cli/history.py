@@ -20,7 +20,7 @@ def register(add: AddCommand) -> None:
         "action",
         nargs="?",
         choices=("list", "delete", "prune"),
-        help="list (the default); delete ID...; prune --older-than AGE and/or --tag T / --host H",
+        help="list (the default); delete ID...; prune --keep N and/or --older-than AGE, --tag T, --host H",
     )
     p.add_argument("ids", nargs="*", metavar="ID", help="runs to delete")
     p.add_argument("--device", metavar="D", help="only runs on this device (name, model or target)")
@@ -29,6 +29,9 @@ def register(add: AddCommand) -> None:
     p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N runs (0: all; default 50)")
     p.add_argument(
         "--older-than", metavar="AGE", help="prune: runs started longer ago than AGE (90min, 12h, 30d, 2w, 6mo, 1y)"
+    )
+    p.add_argument(
+        "--keep", type=int, metavar="N", help="prune: all but the newest N runs of each drive and profile"
     )
     p.add_argument("--dry-run", action="store_true", help="prune: list what would be deleted, delete nothing")
     p.add_argument(
@@ -66,8 +69,8 @@ def register(add: AddCommand) -> None:
     p.add_argument("-o", "--output", required=True, metavar="FILE.json")
     options.add_db(p)
 
-    p = add("import", run_import, "add runs from an export file to the results store")
-    p.add_argument("file", metavar="FILE.json")
+    p = add("import", run_import, "add runs from an export file (- reads standard input) to the results store")
+    p.add_argument("file", metavar="FILE.json", help="an export file, or - for standard input")
     options.add_db(p)
 
 
@@ -77,8 +80,8 @@ def run_runs(args: argparse.Namespace, env: Environment) -> int:
         return _runs_delete(args, env, action)
     if args.ids:
         raise UsageError(f"runs takes run ids only with delete (disksleuth runs delete {' '.join(args.ids)})")
-    if args.older_than or args.dry_run:
-        raise UsageError("--older-than and --dry-run go with `disksleuth runs prune`")
+    if args.older_than or args.dry_run or args.keep is not None:
+        raise UsageError("--keep, --older-than and --dry-run go with `disksleuth runs prune`")
     from disksleuth.run.history import list_runs
 
     page = list_runs(args.db, device=args.device, tag=args.tag, host=args.host, limit=args.limit)
@@ -99,25 +102,34 @@ def _runs_delete(args: argparse.Namespace, env: Environment, action: str) -> int
     if action == "delete":
         if not args.ids:
             raise UsageError("runs delete needs the ids of the runs to delete (see `disksleuth runs`)")
-        if args.older_than or args.tag or args.host or args.device or args.dry_run:
-            raise UsageError("runs delete takes run ids only; `runs prune` deletes by age, tag or host")
+        if args.older_than or args.tag or args.host or args.device or args.dry_run or args.keep is not None:
+            raise UsageError("runs delete takes run ids only; `runs prune` deletes by count, age, tag or host")
         deleted = delete_runs(args.db, args.ids)
     else:
         if args.ids:
-            raise UsageError("runs prune takes --older-than, --tag or --host, not ids (`runs delete ID...`)")
+            raise UsageError("runs prune takes --keep, --older-than, --tag or --host, not ids (`runs delete ID...`)")
         if args.device:
-            raise UsageError("runs prune selects by --older-than, --tag or --host")
+            raise UsageError("runs prune selects by --keep, --older-than, --tag or --host")
         agree = None if args.yes else functools.partial(_agree_to_prune, env=env, json=args.json)
         deleted = prune_runs(
-            args.db, older_than=args.older_than, tag=args.tag, host=args.host, dry_run=args.dry_run, agree=agree
+            args.db,
+            older_than=args.older_than,
+            tag=args.tag,
+            host=args.host,
+            dry_run=args.dry_run,
+            agree=agree,
+            keep=args.keep,
         )
     if args.json:
         emit(env, {"deleted": [] if args.dry_run else deleted, "would_delete": deleted if args.dry_run else []})
     elif not deleted:
         print("no runs match; nothing deleted", file=env.stdout)
     else:
+        from disksleuth.present.history_view import run_ranges
+
         verb = "would delete" if args.dry_run else "deleted"
-        print(f"{verb} {len(deleted)} run(s): " + ", ".join(f"#{i}" for i in deleted), file=env.stdout)
+        count = len(deleted)
+        print(f"{verb} {count:,} run{'' if count == 1 else 's'}, {run_ranges(deleted)}", file=env.stdout)
     return EXIT_OK
 
 
@@ -237,16 +249,14 @@ def run_export(args: argparse.Namespace, env: Environment) -> int:
 def run_import(args: argparse.Namespace, env: Environment) -> int:
     from disksleuth.run.history import import_runs
 
-    done = import_runs(args.db, args.file)
+    stdin = getattr(env.stdin, "buffer", None) if args.file == "-" else None
+    done = import_runs(args.db, args.file, stdin)
     if args.json:
-        emit(env, {"imported": done.new_ids, "skipped": done.skipped})
+        emit(env, {"imported": list(done.new_ids), "skipped": list(done.skipped)})
     else:
-        said = f"imported {len(done.new_ids)} run(s)" + (
-            " as " + ", ".join(f"#{i}" for i in done.new_ids) if done.new_ids else ""
-        )
-        if done.skipped:
-            said += f"; skipped {len(done.skipped)} already stored (" + ", ".join(f"#{i}" for i in done.skipped) + ")"
-        say(said)
+        from disksleuth.present.history_view import imported_line
+
+        say(imported_line(done.new_ids, done.skipped))
         if done.stored_unsaved_file:
             say(plain(f"{done.stored_unsaved_file} is now in the store and can be deleted (it is kept until you do)"))
     return EXIT_OK

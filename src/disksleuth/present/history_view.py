@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 # The `runs` table fits the terminal, one line per run: (header, justify, keep rank, narrowest width).
@@ -161,3 +162,30 @@ def render_stored_run(doc: dict[str, Any], show_commands: bool = False) -> None:
         render_verdict(findings, doc.get("summary") or "")
     render_baseline(doc.get("baseline"))
     render_against_baseline(doc.get("comparison"))
+
+
+_RANGES_SHOWN = 8  # a line, not a page: the first few ranges and the last, when there are more
+
+
+def run_ranges(ids: Sequence[int]) -> str:
+    """Run ids as compact ranges in the order given: "#1-#10, #15-#20", the middle elided past a few."""
+    ranges: list[list[int]] = []
+    for i in ids:
+        if ranges and i == ranges[-1][1] + 1:
+            ranges[-1][1] = i
+        else:
+            ranges.append([i, i])
+    shown = [f"#{a}" if a == b else f"#{a}-#{b}" for a, b in ranges]
+    if len(shown) > _RANGES_SHOWN:
+        hidden = len(shown) - _RANGES_SHOWN
+        shown = [*shown[: _RANGES_SHOWN - 1], f"… {hidden:,} more ranges …", shown[-1]]
+    return ", ".join(shown)
+
+
+def imported_line(new_ids: Sequence[int], skipped: Sequence[int]) -> str:
+    """What `import` did, on one line: "imported 6,000 runs, #1-#6000"."""
+    count = len(new_ids)
+    said = f"imported {count:,} run{'' if count == 1 else 's'}" + (f", {run_ranges(new_ids)}" if count else "")
+    if skipped:
+        said += f"; skipped {len(skipped):,} already stored ({run_ranges(skipped)})"
+    return said

@@ -14,8 +14,11 @@ if TYPE_CHECKING:
 
 
 def emit(payload: dict[str, Any], stream: TextIO | None = None) -> None:
-    """Print one JSON document with the schema tag first (to `stream`, else the current stdout)."""
+    """Print one JSON document with the schema tag first (to `stream`, else the current stdout).
+
+    Encoded whole, then written in one call: json.dump writes each token as it encodes it, and a fleet's
+    document of 24,000 devices took 1.49 million small writes to stdout (4.4 s of a 4.6 s command)."""
     out = stream or sys.stdout
-    json.dump({"schema": SCHEMA, **payload}, out, indent=2, default=str)
-    out.write("\n")
+    text = json.dumps({"schema": SCHEMA, **payload}, indent=2, default=str)
+    out.write(text + "\n")
     out.flush()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, BinaryIO
 
 from disksleuth.analysis.baseline import FASTER, SLOWER, Baseline, History
 from disksleuth.analysis.compare import Comparison, compare
@@ -20,7 +20,7 @@ from disksleuth.run.baseline import baseline_of, parse_choice, report_histories
 from disksleuth.run.selection import parse_age_s, parse_run_ids
 from disksleuth.store.baseline import finding_codes
 from disksleuth.store.db import Store
-from disksleuth.store.files import is_unsaved_file, keep_unsaved, read_export_file, write_export
+from disksleuth.store.files import is_unsaved_file, keep_unsaved, open_export, write_export
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,7 @@ def prune_runs(
     host: str | None,
     dry_run: bool,
     agree: Callable[[list[tuple[int, str]]], list[int]] | None = None,
+    keep: int | None = None,
 ) -> list[int]:
     """Delete the runs that match. `agree` (unless a dry run) is shown what would go, (id, started_at) oldest
     first, and returns the ids it agrees to delete; only those that still match are deleted."""
@@ -108,8 +109,8 @@ def prune_runs(
     with Store(db, create=False) as store:
         agreed = None
         if agree is not None and not dry_run:
-            agreed = agree(store.prunable(older_than_s=older, tag=tag, host=host))
-        return store.prune(older_than_s=older, tag=tag, host=host, dry_run=dry_run, within=agreed)
+            agreed = agree(store.prunable(older_than_s=older, tag=tag, host=host, keep=keep))
+        return store.prune(older_than_s=older, tag=tag, host=host, dry_run=dry_run, within=agreed, keep=keep)
 
 
 def load_runs(db: str | None, ids_text: Sequence[str], *, with_series: bool = True) -> list[dict[str, Any]]:
@@ -195,17 +196,18 @@ def export_runs(db: str | None, runs: Sequence[str], output: str) -> list[dict[s
 
 @dataclass(frozen=True)
 class Imported:
-    new_ids: list[int] = field(default_factory=list)
-    skipped: list[int] = field(default_factory=list)  # already stored
+    new_ids: Sequence[int] = ()
+    skipped: Sequence[int] = ()  # already stored
     # A file that keep_unsaved wrote, all of whose runs are now in the store: it may be deleted. It is left
     # for the person to delete, never removed here: one wrong guess about a file would lose a measurement.
     stored_unsaved_file: str | None = None
 
 
-def import_runs(db: str | None, path: str) -> Imported:
-    docs = read_export_file(path)
-    with Store(db, create=True) as store:  # all runs or none; a run already stored is skipped
-        results = store.import_runs(docs)
-    # The transaction committed: every run of the file is stored (new, or found by its identity).
-    kept = path if results and len(results) == len(docs) and is_unsaved_file(path) else None
-    return Imported([i for i, new in results if new], [i for i, new in results if not new], kept)
+def import_runs(db: str | None, path: str, stdin: BinaryIO | None = None) -> Imported:
+    """The runs of an export file (or of `stdin` when path is "-"), read and stored as they come."""
+    with open_export(path, stdin) as runs, Store(db, create=True) as store:
+        done = store.import_runs(runs)
+    # Every run of the file is stored (new, or found by its identity): the import did not raise.
+    stored = len(done.new_ids) + len(done.skipped)
+    kept = path if stored and path != "-" and is_unsaved_file(path) else None
+    return Imported(done.new_ids, done.skipped, kept)

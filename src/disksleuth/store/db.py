@@ -7,7 +7,9 @@ harms earlier runs (SQLite in WAL mode).
 
 from __future__ import annotations
 
+import array
 import contextlib
+import dataclasses
 import math
 import os
 import uuid as uuid_mod
@@ -19,7 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from disksleuth import serials
-from disksleuth.errors import StoreError, StoreMissing, UsageError, first_line
+from disksleuth.errors import ParseError, StoreError, StoreMissing, UsageError, first_line
 from disksleuth.store.documents import (
     capped_latencies,
     legacy_uuid,
@@ -47,6 +49,20 @@ from disksleuth.store.schema import (
     version_of,
 )
 from disksleuth.store.urls import default_url, redact_url, resolve_url
+
+IMPORT_BATCH_RUNS = 500  # runs per transaction on import: the lock is held ~0.5 s at a time
+# ...or fewer, when their series are long: a batch's rows are held in memory until written (500 runs of
+# 5,000 points each took 270 MB). A fleet's run has ~120 points.
+IMPORT_BATCH_POINTS = 60_000
+
+
+@dataclasses.dataclass
+class Imports:
+    """What an import did, in the file's order: the ids of the runs it stored, and of those already stored."""
+
+    new_ids: array.array[int] = dataclasses.field(default_factory=lambda: array.array("q"))
+    skipped: array.array[int] = dataclasses.field(default_factory=lambda: array.array("q"))
+
 
 # Any fixed 64-bit number: the key of the advisory lock that serialises disksleuth's writers on PostgreSQL.
 _PG_LOCK_KEY = int.from_bytes(b"dsleuth1", "big") & 0x7FFFFFFFFFFFFFFF
@@ -214,22 +230,60 @@ class Store:
         with self._errors("write to"), self._writing() as conn:
             return [self._insert(conn, doc, tags, note) for doc, tags, note in docs]
 
-    def import_runs(self, docs: Sequence[dict[str, Any]]) -> list[tuple[int, bool]]:
-        """Runs from an export, all or none, each once: a run whose identity (run.uuid, or for exports
-        made before runs had one, its kind, start, host, target and profile) is already stored is
-        skipped. Returns (run id, newly imported) per document."""
-        out: list[tuple[int, bool]] = []
-        with self._errors("write to"), self._writing() as conn:
+    def import_runs(self, docs: Iterable[dict[str, Any]], batch_runs: int = IMPORT_BATCH_RUNS) -> Imports:
+        """Runs from an export, each once: a run whose identity (run.uuid, or for exports made before runs had
+        one, its kind, start, host, target and profile) is already stored is skipped. `docs` is read as it
+        comes (a stream), `batch_runs` runs per transaction, so neither memory nor a held lock grows with the
+        file. All or none when the file is bad: a ParseError from `docs` (a run that is not valid, further on)
+        deletes the runs this import already stored, then is raised. An import stopped half-way by anything
+        else leaves whole batches stored: run it again and the stored runs are skipped."""
+        done = Imports()
+        try:
+            batch: list[dict[str, Any]] = []
+            points = 0
             for doc in docs:
-                run = doc["run"]
-                run_uuid = run.get("uuid") or legacy_uuid(run)
-                existing = conn.execute(sa.select(RUNS.c.id).where(RUNS.c.uuid == run_uuid)).scalar()
-                if existing is not None:
-                    out.append((int(existing), False))
+                batch.append(doc)
+                points += sum(
+                    len(t.get("series") or ()) for t in (*(doc.get("tests") or ()), *(doc.get("reference") or ()))
+                )
+                if len(batch) >= batch_runs or points >= IMPORT_BATCH_POINTS:
+                    self._import_batch(batch, done)
+                    batch, points = [], 0
+            if batch:
+                self._import_batch(batch, done)
+        except ParseError:
+            if done.new_ids:
+                with self._errors("write to"), self._writing() as conn:
+                    _delete_runs(conn, list(done.new_ids))
+            raise
+        return done
+
+    def _import_batch(self, batch: list[dict[str, Any]], done: Imports) -> None:
+        uuids = [doc["run"].get("uuid") or legacy_uuid(doc["run"]) for doc in batch]
+        with self._errors("write to"), self._writing() as conn:
+            stored: dict[str, int] = {}
+            for start in range(0, len(uuids), 500):  # bounded IN lists
+                chunk = uuids[start : start + 500]
+                for run_uuid, run_id in conn.execute(sa.select(RUNS.c.uuid, RUNS.c.id).where(RUNS.c.uuid.in_(chunk))):
+                    stored[run_uuid] = int(run_id)
+            fresh: dict[str, int] = {}  # uuid -> position in `rows`: a run twice in one batch is stored once
+            rows: list[tuple[dict[str, Any], Sequence[str], str | None]] = []
+            for doc, run_uuid in zip(batch, uuids, strict=True):
+                if run_uuid in stored or run_uuid in fresh:
                     continue
-                doc = {**doc, "run": {**run, "uuid": run_uuid}}
-                out.append((self._insert(conn, doc, run.get("tags") or (), run.get("note")), True))
-        return out
+                fresh[run_uuid] = len(rows)
+                run = doc["run"]
+                rows.append(({**doc, "run": {**run, "uuid": run_uuid}}, run.get("tags") or (), run.get("note")))
+            ids = self._insert_many(conn, rows)
+        placed: set[str] = set()
+        for run_uuid in uuids:  # in the file's order
+            if run_uuid in stored:
+                done.skipped.append(stored[run_uuid])
+            elif run_uuid in placed:  # the same run again in this batch
+                done.skipped.append(ids[fresh[run_uuid]])
+            else:
+                done.new_ids.append(ids[fresh[run_uuid]])
+                placed.add(run_uuid)
 
     def delete(self, ids: Sequence[int]) -> list[int]:
         """Delete these runs with their tests, series, findings and tags; all or none."""
@@ -250,12 +304,14 @@ class Store:
         dry_run: bool = False,
         now: float | None = None,
         within: Sequence[int] | None = None,
+        keep: int | None = None,
     ) -> list[int]:
         """Delete the runs that match every criterion given (at least one is needed): started more than
-        `older_than_s` ago, carrying `tag`, recorded on `host`; with `within`, only those of these ids (the
-        ones a person was shown and agreed to). Returns their ids."""
+        `older_than_s` ago, carrying `tag`, recorded on `host`, not among the newest `keep` runs of their
+        drive and profile; with `within`, only those of these ids (the ones a person was shown and agreed
+        to). Returns their ids."""
         with self._errors("write to"), self._writing() as conn:
-            ids = [run_id for run_id, _started in self._prunable(conn, older_than_s, tag, host, now)]
+            ids = [run_id for run_id, _started in self._prunable(conn, older_than_s, tag, host, now, keep)]
             if within is not None:
                 agreed = set(within)
                 ids = [i for i in ids if i in agreed]
@@ -269,89 +325,145 @@ class Store:
         tag: str | None = None,
         host: str | None = None,
         now: float | None = None,
+        keep: int | None = None,
     ) -> list[tuple[int, str]]:
         """(id, started_at) of the runs prune() would delete, oldest first; nothing is deleted."""
         with self._errors("read"), self.engine.connect() as conn:
-            return self._prunable(conn, older_than_s, tag, host, now)
+            return self._prunable(conn, older_than_s, tag, host, now, keep)
 
     @staticmethod
     def _prunable(
-        conn: Connection, older_than_s: float | None, tag: str | None, host: str | None, now: float | None
+        conn: Connection,
+        older_than_s: float | None,
+        tag: str | None,
+        host: str | None,
+        now: float | None,
+        keep: int | None = None,
     ) -> list[tuple[int, str]]:
-        if older_than_s is None and not tag and not host:
-            raise UsageError("runs prune needs --older-than, --tag or --host (it never deletes everything)")
+        if older_than_s is None and not tag and not host and keep is None:
+            raise UsageError("runs prune needs --keep, --older-than, --tag or --host (it never deletes everything)")
+        if keep is not None and keep < 1:
+            raise UsageError(f"--keep {keep}: keep at least 1 run per drive and profile (`runs delete` removes runs)")
         import time
-        from datetime import datetime
 
         cutoff = (now if now is not None else time.time()) - older_than_s if older_than_s is not None else None
+        kept = _beyond_newest(conn, keep) if keep is not None else None
         found = []
         for run_id, started_at in conn.execute(
             sa.select(RUNS.c.id, RUNS.c.started_at).where(_filters(tag=tag, host=host))
         ):
-            try:
-                started = datetime.fromisoformat(started_at).timestamp()
-            except (TypeError, ValueError, OverflowError):
-                if cutoff is not None:
-                    continue  # no readable start time: never pruned by age
-                started = math.inf
-            if cutoff is not None and started >= cutoff:
+            if kept is not None and run_id not in kept:
                 continue
-            found.append((started, int(run_id), started_at))
+            started = _epoch_s(started_at)
+            if cutoff is not None and not started < cutoff:
+                continue  # newer, or no readable start time: never pruned by age
+            found.append((math.inf if math.isnan(started) else started, int(run_id), started_at))
         return [(run_id, started_at) for _t, run_id, started_at in sorted(found)]
 
     def _insert(self, conn: Connection, doc: dict[str, Any], tags: Sequence[str], note: str | None) -> int:
+        return self._insert_many(conn, [(doc, tags, note)])[0]
+
+    def _insert_many(
+        self, conn: Connection, docs: Sequence[tuple[dict[str, Any], Sequence[str], str | None]]
+    ) -> list[int]:
+        """Runs (document, tags, note) with their tests, series, findings and tags: one statement per table
+        for them all (rows inserted one by one cost ~8 ms a run in SQLAlchemy, most of an import's time)."""
+        if not docs:
+            return []
+        # Ids read back by the runs' uuids and the tests' places, not by RETURNING: the query tables here carry no
+        # column types, and PostgreSQL's ordered multi-row RETURNING needs them; these two reads cost ~1%.
+        run_rows = [self._run_row(doc, note) for doc, _tags, note in docs]
+        conn.execute(RUNS.insert(), run_rows)
+        uuids = [row["uuid"] for row in run_rows]
+        id_of = {
+            run_uuid: int(run_id)
+            for run_uuid, run_id in conn.execute(sa.select(RUNS.c.uuid, RUNS.c.id).where(RUNS.c.uuid.in_(uuids)))
+        }
+        run_ids = [id_of[run_uuid] for run_uuid in uuids]
+        test_rows: list[dict[str, Any]] = []
+        test_series: list[list[dict[str, Any]]] = []
+        finding_rows: list[dict[str, Any]] = []
+        tag_rows: list[dict[str, Any]] = []
+        for run_id, (doc, tags, _note) in zip(run_ids, docs, strict=True):
+            for is_ref, tests in ((False, doc.get("tests") or []), (True, doc.get("reference") or [])):
+                for pos, t in enumerate(tests):
+                    test_rows.append(_test_row(run_id, pos, is_ref, t))
+                    test_series.append(t.get("series") or [])
+            finding_rows.extend(
+                {
+                    "run_id": run_id,
+                    "code": f["code"],
+                    "severity": f["severity"],
+                    "message": f.get("message"),
+                    "evidence_json": to_json(f.get("evidence")),
+                    "hint": f.get("hint"),
+                }
+                for f in doc.get("findings") or []
+            )
+            tag_rows.extend({"run_id": run_id, "tag": tag} for tag in dict.fromkeys(tags))
+        if test_rows:
+            conn.execute(TESTS.insert(), test_rows)
+            test_id_of = {
+                (int(run_id), bool(is_ref), int(pos)): int(test_id)
+                for test_id, run_id, is_ref, pos in conn.execute(
+                    sa.select(TESTS.c.id, TESTS.c.run_id, TESTS.c.is_reference, TESTS.c.position).where(
+                        TESTS.c.run_id.in_(run_ids)
+                    )
+                )
+            }
+            test_ids = [test_id_of[(row["run_id"], row["is_reference"], row["position"])] for row in test_rows]
+            series_rows = [
+                {
+                    "test_row_id": test_id,
+                    "t_s": p["t_s"],
+                    "read_mbps": p.get("read_mbps"),
+                    "write_mbps": p.get("write_mbps"),
+                    "iops": p.get("iops"),
+                    "temperature_c": p.get("temperature_c"),
+                }
+                for test_id, points in zip(test_ids, test_series, strict=True)
+                for p in points
+            ]
+            if series_rows:
+                conn.execute(SERIES.insert(), series_rows)
+        if finding_rows:
+            conn.execute(FINDINGS.insert(), finding_rows)
+        if tag_rows:
+            conn.execute(TAGS.insert(), tag_rows)
+        return run_ids
+
+    def _run_row(self, doc: dict[str, Any], note: str | None) -> dict[str, Any]:
         run = doc["run"]
         device = doc.get("device") or {}
         host = run.get("host") or {}
-        inserted = conn.execute(
-            RUNS.insert().values(
-                uuid=run.get("uuid") or str(uuid_mod.uuid4()),
-                kind=run.get("kind") or "bench",  # null reads as the default, as legacy_uuid reads it
-                started_at=run["started_at"],
-                finished_at=run.get("finished_at"),
-                target=run["target"],
-                profile=run["profile"],
-                engine=run.get("engine"),
-                fio_version=run.get("fio_version"),
-                hostname=host.get("hostname"),
-                kernel=host.get("kernel"),
-                cpu=host.get("cpu"),
-                disksleuth_version=host.get("disksleuth_version"),
-                device_name=device.get("name") or run.get("device"),
-                device_model=device.get("model"),
-                device_firmware=device.get("firmware"),
-                device_capacity_bytes=device.get("size_bytes"),
-                device_serial_sha256=self._serial_id_of(device),  # load() reads it back
-                device_transport=device.get("transport"),
-                size_bytes=run.get("size_bytes"),
-                summary=doc.get("summary"),
-                host_json=to_json(host),
-                device_json=to_json(without_serial(device)),
-                health_json=to_json(without_health_serials(doc.get("health"))),
-                notes_json=to_json(run.get("notes") or []),
-                note=note,
-                **fleet_figures(doc),  # what `fleet` shows, without reading device_json and the tests
-            )
-        ).inserted_primary_key
-        assert inserted is not None  # an INSERT of one row always has its key
-        run_id = inserted[0]
-        for is_ref, tests in ((False, doc.get("tests") or []), (True, doc.get("reference") or [])):
-            for pos, t in enumerate(tests):
-                self._save_test(conn, run_id, pos, is_ref, t)
-        for f in doc.get("findings") or []:
-            conn.execute(
-                FINDINGS.insert().values(
-                    run_id=run_id,
-                    code=f["code"],
-                    severity=f["severity"],
-                    message=f.get("message"),
-                    evidence_json=to_json(f.get("evidence")),
-                    hint=f.get("hint"),
-                )
-            )
-        for tag in dict.fromkeys(tags):
-            conn.execute(TAGS.insert().values(run_id=run_id, tag=tag))
-        return int(run_id)
+        return {
+            "uuid": run.get("uuid") or str(uuid_mod.uuid4()),
+            "kind": run.get("kind") or "bench",  # null reads as the default, as legacy_uuid reads it
+            "started_at": run["started_at"],
+            "finished_at": run.get("finished_at"),
+            "target": run["target"],
+            "profile": run["profile"],
+            "engine": run.get("engine"),
+            "fio_version": run.get("fio_version"),
+            "hostname": host.get("hostname"),
+            "kernel": host.get("kernel"),
+            "cpu": host.get("cpu"),
+            "disksleuth_version": host.get("disksleuth_version"),
+            "device_name": device.get("name") or run.get("device"),
+            "device_model": device.get("model"),
+            "device_firmware": device.get("firmware"),
+            "device_capacity_bytes": device.get("size_bytes"),
+            "device_serial_sha256": self._serial_id_of(device),  # load() reads it back
+            "device_transport": device.get("transport"),
+            "size_bytes": run.get("size_bytes"),
+            "summary": doc.get("summary"),
+            "host_json": to_json(host),
+            "device_json": to_json(without_serial(device)),
+            "health_json": to_json(without_health_serials(doc.get("health"))),
+            "notes_json": to_json(run.get("notes") or []),
+            "note": note,
+            **fleet_figures(doc),  # what `fleet` shows, without reading device_json and the tests
+        }
 
     def _serial_id_of(self, device: dict[str, Any]) -> str | None:
         """The keyed id a run's drive gets here: the one an export carried (serial_id), a plain SHA-256 from an
@@ -390,56 +502,6 @@ class Store:
             return stored
         key = serials.key_from_env()
         return serials.id_from_plain_digest(stored, key) if key is not None else None
-
-    def _save_test(self, conn: Connection, run_id: int, pos: int, is_ref: bool, t: dict[str, Any]) -> None:
-        base = {
-            "test_id",
-            "rw",
-            "bs_bytes",
-            "iodepth",
-            "numjobs",
-            "fio_command",
-            "cache_affected",
-            "engine",
-            "series",
-            "id",
-            *TEST_FIGURES,
-        }
-        inserted = conn.execute(
-            TESTS.insert().values(
-                run_id=run_id,
-                position=pos,
-                is_reference=is_ref,
-                test_id=t["id"],
-                rw=t.get("rw"),
-                bs_bytes=t.get("bs_bytes"),
-                iodepth=t.get("iodepth"),
-                numjobs=t.get("numjobs"),
-                fio_command=t.get("fio_command"),
-                cache_affected=bool(t.get("cache_affected")),
-                engine=t.get("engine"),
-                extra_json=to_json({k: v for k, v in t.items() if k not in base}),
-                **{k: t.get(k) for k in TEST_FIGURES},
-            )
-        ).inserted_primary_key
-        assert inserted is not None  # an INSERT of one row always has its key
-        row_id = inserted[0]
-        points = t.get("series") or []
-        if points:
-            conn.execute(
-                SERIES.insert(),
-                [
-                    {
-                        "test_row_id": row_id,
-                        "t_s": p["t_s"],
-                        "read_mbps": p.get("read_mbps"),
-                        "write_mbps": p.get("write_mbps"),
-                        "iops": p.get("iops"),
-                        "temperature_c": p.get("temperature_c"),
-                    }
-                    for p in points
-                ],
-            )
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -581,6 +643,30 @@ class Store:
         }
 
 
+_TEST_BASE_KEYS = frozenset(
+    {"test_id", "rw", "bs_bytes", "iodepth", "numjobs", "fio_command", "cache_affected", "engine", "series", "id"}
+    | set(TEST_FIGURES)
+)
+
+
+def _test_row(run_id: int, pos: int, is_ref: bool, t: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "position": pos,
+        "is_reference": is_ref,
+        "test_id": t["id"],
+        "rw": t.get("rw"),
+        "bs_bytes": t.get("bs_bytes"),
+        "iodepth": t.get("iodepth"),
+        "numjobs": t.get("numjobs"),
+        "fio_command": t.get("fio_command"),
+        "cache_affected": bool(t.get("cache_affected")),
+        "engine": t.get("engine"),
+        "extra_json": to_json({k: v for k, v in t.items() if k not in _TEST_BASE_KEYS}),
+        **{k: t.get(k) for k in TEST_FIGURES},
+    }
+
+
 def _filters(device: str | None = None, tag: str | None = None, host: str | None = None) -> sa.ColumnElement[bool]:
     cond = []
     if device:
@@ -598,6 +684,43 @@ def _filters(device: str | None = None, tag: str | None = None, host: str | None
     if host:
         cond.append(RUNS.c.hostname == host)
     return sa.and_(*cond) if cond else sa.true()
+
+
+def _epoch_s(started_at: str | None) -> float:
+    """A run's start as epoch seconds; NaN when unreadable (no comparison holds for it)."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(started_at or "").timestamp()
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
+
+
+def _beyond_newest(conn: Connection, keep: int) -> set[int]:
+    """The runs that are not among the newest `keep` of their drive (its keyed serial id, else host and device
+    or target) and profile: newest by start time, then by id. A run with no readable start time counts as
+    the newest (it is never the one pruned for being old)."""
+    groups: dict[tuple[Any, ...], list[tuple[float, int]]] = {}
+    for run_id, started_at, serial_id, hostname, device_name, target, profile in conn.execute(
+        sa.select(
+            RUNS.c.id,
+            RUNS.c.started_at,
+            RUNS.c.device_serial_sha256,
+            RUNS.c.hostname,
+            RUNS.c.device_name,
+            RUNS.c.target,
+            RUNS.c.profile,
+        )
+    ):
+        drive = (serial_id,) if serial_id else (hostname, device_name or target)
+        started = _epoch_s(started_at)
+        groups.setdefault((*drive, profile), []).append((math.inf if math.isnan(started) else started, int(run_id)))
+    beyond: set[int] = set()
+    for runs in groups.values():
+        if len(runs) > keep:
+            runs.sort(reverse=True)
+            beyond.update(run_id for _started, run_id in runs[keep:])
+    return beyond
 
 
 def _delete_runs(conn: Connection, ids: Sequence[int]) -> None:

@@ -3,91 +3,70 @@ anything is stored), and a run the store refused, kept in a file `import` reads.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import stat
 import uuid as uuid_mod
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, BinaryIO
 
-from disksleuth.errors import ParseError, StoreError, UsageError, first_line, json_problem
+from disksleuth.errors import ParseError, StoreError, UsageError
 from disksleuth.store.documents import now_stamp, without_health_serials
 from disksleuth.store.urls import data_dir
 
-MAX_EXPORT_BYTES = 256 << 20
-# What the decoded values of an export may take in memory, per byte of the file (plus a floor, so a
-# small file is never refused for it). A real export takes 2x (as `export` indents it) to 3.6x (compact):
-# series points are small dicts of floats. `{}` or a unique key took 25x with json.loads.
-EXPORT_VALUES_PER_BYTE = 5
-EXPORT_VALUES_FLOOR_BYTES = 64 << 20
-_EXPORT_ENVELOPE_DEPTH = 2  # the bundle and its runs list, above each run document
-
 
 def read_export(text: str | bytes, name: str = "export") -> list[dict[str, Any]]:
-    """Run documents from an `export` file, checked deeply before anything is written: what passes
-    renders in show, compare and report. Anything else is a ParseError with one line."""
+    """Run documents from an `export` file's text, each checked deeply: what passes renders in show, compare
+    and report. Anything else is a ParseError with one line."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    bundle = _decode_export(data, name)
-    del data, text  # the caller's bytes are the caller's; read_export_file keeps none
-    return _export_docs(bundle, name)
+    return list(checked_runs(io.BytesIO(data), name))
 
 
-def _decode_export(data: bytes, name: str) -> Any:
-    """The export's JSON, decoded within a memory budget (store.boundedjson): a file whose values would
-    take far more memory than any export's is refused as soon as that is clear, not after."""
-    from disksleuth.doc import SCHEMA
-    from disksleuth.doc.validate import MAX_DEPTH
-    from disksleuth.store import boundedjson
+def checked_runs(stream: BinaryIO, name: str) -> Iterator[dict[str, Any]]:
+    """The runs of an export, read from `stream` one at a time (store.exportstream) and each checked as it
+    comes: a ParseError names the first run that is not valid, after the ones before it were yielded."""
+    from disksleuth.store.exportstream import ExportReader
 
-    not_export = f"{name}: not a disksleuth export (expected schema {SCHEMA} and a runs list)"
-    start = boundedjson.skip_ws(data, 0)
-    if data[start : start + 1] == b"[":
-        raise ParseError(not_export)  # a list is never an export: refused before decoding any of it
-    budget = max(EXPORT_VALUES_FLOOR_BYTES, EXPORT_VALUES_PER_BYTE * len(data))
-    try:
-        return boundedjson.loads(data, budget, MAX_DEPTH + _EXPORT_ENVELOPE_DEPTH)
-    except boundedjson.JsonError as exc:
-        raise ParseError(f"{name}: not JSON ({json_problem(exc.msg, exc.lineno)})") from None
-    except boundedjson.Constant as exc:
-        raise ParseError(f"{name}: not JSON ({exc.word} is not a number JSON allows)") from None
-    except boundedjson.NotUtf8:
-        raise ParseError(f"{name}: not UTF-8 text, not a disksleuth export") from None
-    except boundedjson.TooDeep:
-        raise ParseError(f"{name}: nested too deeply to be a disksleuth export") from None
-    except boundedjson.OverBudget:
-        raise ParseError(
-            f"{name}: not a disksleuth export (its values would take over {budget >> 20} MiB of memory, "
-            f"more than {EXPORT_VALUES_PER_BYTE} times its size)"
-        ) from None
-    except ValueError as exc:  # an integer past Python's 4,300-digit conversion limit
-        raise ParseError(f"{name}: not a disksleuth export ({first_line(exc)[:80]})") from None
+    for i, doc in enumerate(ExportReader(stream, name).runs()):
+        yield _checked_run(doc, i, name)
 
 
-def _export_docs(bundle: Any, name: str) -> list[dict[str, Any]]:
-    from disksleuth.doc import SCHEMA
+def _checked_run(doc: Any, i: int, name: str) -> dict[str, Any]:
     from disksleuth.doc.validate import check_run_doc
 
-    if not isinstance(bundle, dict) or bundle.get("schema") != SCHEMA or not isinstance(bundle.get("runs"), list):
-        raise ParseError(f"{name}: not a disksleuth export (expected schema {SCHEMA} and a runs list)")
-    docs: list[dict[str, Any]] = bundle["runs"]
-    for i, doc in enumerate(docs):
-        if not (
-            isinstance(doc, dict)
-            and isinstance(doc.get("run"), dict)
-            and all(k in doc["run"] for k in ("target", "profile", "started_at"))
-        ):
-            raise ParseError(f"{name}: run {i + 1} is incomplete")
-        try:
-            check_run_doc(doc, f"runs[{i}]")
-        except RecursionError:
-            raise ParseError(f"{name}: run {i + 1} is nested too deeply") from None
-        except ParseError as exc:
-            raise ParseError(f"{name}: run {i + 1} is not valid: {_clip(str(exc))}") from None
-        # An export never carries a serial in the clear; drop one if a hand-made file does.
-        doc["device"] = {k: v for k, v in (doc.get("device") or {}).items() if k != "serial"}
-        if doc.get("health") is not None:
-            doc["health"] = without_health_serials(doc["health"])
-    return docs
+    if not (
+        isinstance(doc, dict)
+        and isinstance(doc.get("run"), dict)
+        and all(k in doc["run"] for k in ("target", "profile", "started_at"))
+    ):
+        raise ParseError(f"{name}: run {i + 1} is incomplete")
+    try:
+        check_run_doc(doc, f"runs[{i}]")
+    except RecursionError:
+        raise ParseError(f"{name}: run {i + 1} is nested too deeply") from None
+    except ParseError as exc:
+        raise ParseError(f"{name}: run {i + 1} is not valid: {_clip(str(exc))}") from None
+    # An export never carries a serial in the clear; drop one if a hand-made file does.
+    doc["device"] = {k: v for k, v in (doc.get("device") or {}).items() if k != "serial"}
+    if doc.get("health") is not None:
+        doc["health"] = without_health_serials(doc["health"])
+    return doc
+
+
+@contextlib.contextmanager
+def open_export(path: str, stdin: BinaryIO | None = None) -> Iterator[Iterator[dict[str, Any]]]:
+    """The checked runs of the export file at `path`, or of `stdin` when path is "-", read as they are used."""
+    from disksleuth.infile import open_user_file
+
+    if path == "-":
+        if stdin is None:
+            raise UsageError("import -: no standard input to read the export from")
+        yield checked_runs(stdin, "standard input")
+        return
+    with open_user_file(path, "a disksleuth export") as stream:
+        yield checked_runs(stream, path)
 
 
 def _clip(text: str, limit: int = 200) -> str:
@@ -96,12 +75,8 @@ def _clip(text: str, limit: int = 200) -> str:
 
 
 def read_export_file(path: str) -> list[dict[str, Any]]:
-    from disksleuth.infile import read_user_file
-
-    data = read_user_file(path, MAX_EXPORT_BYTES, "a disksleuth export")
-    bundle = _decode_export(data, path)
-    del data  # the file's bytes are not needed beside its values
-    return _export_docs(bundle, path)
+    with open_export(path) as runs:
+        return list(runs)
 
 
 def export_bundle(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
