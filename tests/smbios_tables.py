@@ -186,6 +186,10 @@ def tables() -> dict[str, Built]:
         _from_text("csit-sm_zn2-encoded", "csit-sm_zn2.dmidecode-t-slot.txt", (3, 2, 0), 64),
         _from_text("dmiparser-encoded", "dmiparser-dmidecode_9.txt", (2, 7, 0), 32),
         _from_text("csit-grace-encoded", "csit-nvidia_grc_hw_bios_cfg.md", (3, 6, 0), 64),
+        # Whole real dmidecode outputs of three machines (netbox-agent's fixtures, SOURCES.md).
+        _from_text("netbox-qct-encoded", "netbox-agent-QCT_X10E-9N.txt", (3, 0, 0), 64),
+        _from_text("netbox-sm5039-encoded", "netbox-agent-SYS-5039MS-H12TRF-OS012.txt", (3, 0, 0), 64),
+        _from_text("netbox-onlinelabs-encoded", "netbox-agent-unknown.txt", (2, 8, 0), 32),
     ]
     return {b.name: b for b in built}
 

@@ -14,10 +14,14 @@ from disksleuth.analysis.ceilings import (
     usb_mbps,
     usb_version_label,
 )
-from disksleuth.analysis.slots import names_physical_slot, slot_firmware_mismatch, slot_phrase
-from disksleuth.model import Device, Finding, PcieHop, SataHop, UsbHop
-
-DMI_UPLINKS = "DMI 2.0 ≈ 2,000 MB/s, DMI 3.0 ≈ 3,900 MB/s"
+from disksleuth.analysis.slots import (
+    DMI_UPLINKS,
+    chipset_sharing,
+    names_physical_slot,
+    slot_firmware_mismatch,
+    slot_phrase,
+)
+from disksleuth.model import ChipsetUplink, Device, Finding, PcieHop, SataHop, UsbHop
 
 
 def _mb(v: float | None) -> str:
@@ -45,7 +49,7 @@ def static_findings(device: Device) -> list[Finding]:
             candidates.extend(_usb_findings(hop))
         elif isinstance(hop, SataHop):
             candidates.append(sata_link_finding(hop))
-    candidates.append(_behind_chipset(pcie))
+    candidates.append(behind_chipset(pcie, device.chipset_uplink))
     return [replace(f, device=device.name) for f in candidates if f is not None]
 
 
@@ -259,24 +263,37 @@ def sata_link_finding(hop: SataHop) -> Finding | None:
     )
 
 
-def _behind_chipset(pcie: list[PcieHop]) -> Finding | None:
+def behind_chipset(pcie: list[PcieHop], uplink: ChipsetUplink | None = None) -> Finding | None:
     chipset = [h for h in pcie if h.port_is_chipset]
     if not chipset:
         return None
     hop = chipset[-1]  # nearest the CPU
-    return Finding(
-        code="behind_chipset",
-        severity="info",
-        message=(
-            f"The path crosses the chipset at {hop.port}. Everything behind the chipset (SATA, USB, network, "
-            f"other slots) shares one uplink to the CPU ({DMI_UPLINKS} on Intel)."
-        ),
-        evidence={"chipset_port": hop.port, "port_vendor_device": hop.port_vendor_device, "uplinks": DMI_UPLINKS},
-        hint=(
-            "For the best sequential figures use a CPU-attached M.2 slot or PCIe slot (see the board manual's "
-            "block diagram); traffic on other chipset devices lowers this drive's throughput."
-        ),
+    shared, cpu = chipset_sharing(pcie, uplink)
+    message = f"The path crosses the chipset at {hop.port}. " + (
+        shared
+        or f"Everything behind the chipset (SATA, USB, network, other slots) shares one uplink to the CPU "
+        f"({DMI_UPLINKS} on Intel)."
     )
+    hint = (
+        "For the best sequential figures use a CPU-attached M.2 slot or PCIe slot (see the board manual's "
+        "block diagram); traffic on other chipset devices lowers this drive's throughput."
+    )
+    if cpu:
+        hint = f"{cpu} Traffic on the other chipset devices lowers this drive's throughput."
+    evidence: dict[str, object] = {
+        "chipset_port": hop.port,
+        "port_vendor_device": hop.port_vendor_device,
+        "uplinks": DMI_UPLINKS,
+    }
+    if uplink is not None:
+        evidence |= {
+            "uplink_port": uplink.uplink_port,
+            "uplink_speed_gtps": uplink.uplink_speed_gtps,
+            "uplink_width": uplink.uplink_width,
+            "shares_uplink_with": [p.bdf for p in uplink.peers],
+            "cpu_slots": [p.slot.name for p in uplink.cpu_slots if p.slot is not None],
+        }
+    return Finding(code="behind_chipset", severity="info", message=message, evidence=evidence, hint=hint)
 
 
 def _round(v: float | None) -> float | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from disksleuth.analysis.ceilings import pcie_label, pcie_mbps
-from disksleuth.analysis.links import slot_limited
+from disksleuth.analysis.links import behind_chipset, slot_limited
 from disksleuth.model import Finding
 from disksleuth.model.run import PciFunction
 
@@ -46,6 +46,8 @@ class LinkStatus:
     # slot_limited (DESIGN.md verdicts): an endpoint that could do more than the whole path to the CPU
     # carries, judged by the same function as `list`'s finding; None otherwise.
     slot_limited: Finding | None = None
+    # behind_chipset (info): an endpoint whose path crosses the chipset, with who shares its uplink.
+    behind_chipset: Finding | None = None
 
 
 def class_name(class_code: int | None) -> str:
@@ -86,6 +88,7 @@ def link_status(fn: PciFunction) -> LinkStatus:
         downgraded=downgraded,
         port_limited=port_limited,
         slot_limited=slot_limited(fn.path) if fn.role == "endpoint" else None,
+        behind_chipset=behind_chipset(list(fn.path), fn.chipset_uplink) if fn.role == "endpoint" else None,
     )
 
 

@@ -110,7 +110,7 @@ def link_status_to_dict(s: LinkStatus) -> dict[str, Any]:
         "port_limited": s.port_limited,
         # Added: the path to the CPU carries less than the endpoint can do (list's slot_limited finding).
         "slot_limited": s.slot_limited is not None,
-        "findings": [s.slot_limited.to_dict()] if s.slot_limited is not None else [],
+        "findings": [f.to_dict() for f in (s.slot_limited, s.behind_chipset) if f is not None],
         # Added: the physical slot of the function's own link, where the firmware or kernel names one.
         "slot": next((h.slot.name for h in fn.path if h.name == fn.bdf and h.slot is not None), None),
         "notes": list(fn.notes),

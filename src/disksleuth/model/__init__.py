@@ -59,6 +59,30 @@ class PcieHop:
 
 
 @dataclass(frozen=True)
+class BoardPeer:
+    """Another PCI function, or a named slot, as the PCI tree shows it (probe.block.chipset_uplink)."""
+
+    bdf: str  # the function; for a named slot with nothing in it, its root port
+    class_code: int | None  # PCI class, e.g. 0x010601 (AHCI); None for an empty slot
+    slot: Slot | None = None  # the physical slot it sits in, where the facts name one
+    root_port: str | None = None  # the root port above it (the CPU's, for cpu_slots)
+
+
+@dataclass(frozen=True)
+class ChipsetUplink:
+    """A drive behind the chipset: what else shares the chipset's one link to the CPU, and which named
+    slots hang from the CPU's own root ports. Facts of the PCI tree only: which lanes a slot shares with
+    what (board muxing) is in no source read here, so nothing here says so."""
+
+    chipset: str  # "intel_pch" (PCH root ports; its DMI uplink is no link sysfs shows), "pcie" (AMD)
+    uplink_port: str | None  # "pcie": the CPU root port the chipset hangs from
+    uplink_speed_gtps: float | None  # "pcie": that link, negotiated
+    uplink_width: int | None
+    peers: tuple[BoardPeer, ...] = ()  # behind the same uplink, besides the drive's own functions
+    cpu_slots: tuple[BoardPeer, ...] = ()  # named physical slots wired to a CPU root port
+
+
+@dataclass(frozen=True)
 class UsbHop:
     name: str  # kernel USB device name, e.g. "2-1.4"
     speed_mbps: float | None  # negotiated, from the `speed` attribute
@@ -166,6 +190,8 @@ class Device:
     backed_by: str | None = None
     shares_backing_with: tuple[str, ...] = ()
     hops: tuple[Hop, ...] = ()
+    # Set when a PCIe hop crosses the chipset: who shares its uplink (the behind_chipset finding's words).
+    chipset_uplink: ChipsetUplink | None = None
     notes: tuple[str, ...] = ()  # things we could not read, in plain words
     sysfs_path: str | None = None  # resolved, relative to the sysfs root
     fstype: str | None = None  # file system on the device itself (mountinfo, else the udev database)

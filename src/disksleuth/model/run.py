@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from disksleuth.model import Device, PcieHop
+from disksleuth.model import ChipsetUplink, Device, PcieHop
 from disksleuth.model.sustained import Sustained  # at run time: the store's validator resolves the hints
 
 # --- benchmark results -----------------------------------------------------------------------
@@ -270,3 +270,5 @@ class PciFunction:
     # The PCIe links from this function up to the root port, this function's own first: the same hops
     # `list` reads for a block device (probe.block.pcie_hops), so both judge the path alike.
     path: tuple[PcieHop, ...] = ()
+    # An endpoint whose path crosses the chipset: who shares the chipset's uplink (probe.uplink).
+    chipset_uplink: ChipsetUplink | None = None

@@ -361,6 +361,22 @@ def _fn_slot(s: LinkStatus) -> str:
     return ""
 
 
+def _print_chipset_groups(statuses: list[LinkStatus]) -> None:
+    """One line per chipset uplink: what shares it, and the named slots wired to the CPU instead."""
+    from disksleuth.analysis.slots import chipset_summary, names_physical_slot
+    from disksleuth.model import BoardPeer
+
+    seen: set[tuple[str, str | None]] = set()
+    for s in statuses:
+        uplink = s.fn.chipset_uplink
+        if uplink is None or (uplink.chipset, uplink.uplink_port) in seen:
+            continue
+        seen.add((uplink.chipset, uplink.uplink_port))
+        own = next((h.slot for h in s.fn.path[:1] if h.name == s.fn.bdf), None)
+        member = BoardPeer(s.fn.bdf, s.fn.class_code, own if names_physical_slot(own) else None)
+        console().print(f"[blue]chipset[/blue] {safe_text(chipset_summary(uplink, member))}")
+
+
 def render_links(statuses: list[LinkStatus]) -> None:
     out = console()
     # (header, justify, drop rank): the BDF, the negotiated and capable links and the flag always stay.
@@ -420,6 +436,7 @@ def render_links(statuses: list[LinkStatus]) -> None:
             if s.slot_limited is not None and not s.downgraded:
                 first = s.slot_limited.message.split(". ")[0].rstrip(".")  # the why; `list` adds the fact and fix
                 out.print(f"[cyan]slot-limited[/cyan] {s.fn.bdf}: {safe_text(first)}.")
+        _print_chipset_groups(statuses)
     else:
         out.print("No PCIe links found.")
     no_link = [

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -43,6 +44,7 @@ from disksleuth.probe.sysfs import (
     parse_usb_speed,
     refused_notes,
 )
+from disksleuth.probe.uplink import BoardFn, chipset_uplink
 
 _USB_DEV_RE = re.compile(r"^\d+-\d+(?:\.\d+)*$")
 _USB_IFACE_RE = re.compile(r"^\d+-\d+(?:\.\d+)*:\d+\.\d+$")
@@ -70,7 +72,17 @@ def list_devices(sysfs_root: str = "/", include_partitions: bool = True) -> list
     loops = read_loop_table(sysfs_root)
     slots = read_slot_table(sysfs_root, fs)
     names = fs.listdir(fs.p("/sys/block"))
-    return [read_device(name, sysfs_root, mounts=mounts, fs=fs, loops=loops, slots=slots) for name in names]
+    board: list[BoardFn] = []
+
+    def read_board_once() -> list[BoardFn]:  # read only when a drive is behind the chipset, then once
+        if not board:
+            board.extend(board_functions(fs, slots))
+        return board
+
+    return [
+        read_device(name, sysfs_root, mounts=mounts, fs=fs, loops=loops, slots=slots, board=read_board_once)
+        for name in names
+    ]
 
 
 def read_device(
@@ -81,6 +93,7 @@ def read_device(
     fs: Sysfs | None = None,
     loops: LoopTable | None = None,
     slots: SlotTable | None = None,
+    board: Callable[[], list[BoardFn]] | None = None,
 ) -> Device:
     fs = fs or Sysfs(sysfs_root)
     mounts = mounts if mounts is not None else read_mount_table(sysfs_root)
@@ -122,6 +135,10 @@ def read_device(
     swap = mounts.is_swap(name, dm_name)
     backing_key = loops.keys.get(name)
     fstype = _fstype(fs, mounts, mountpoints, dev, swap)
+    uplink = None
+    pcie = [h for h in hops if isinstance(h, PcieHop)]
+    if any(h.port_is_chipset for h in pcie):
+        uplink = chipset_uplink(pcie, board() if board is not None else board_functions(fs, slots))
     refused_notes(fs, refused_before, notes)
     return Device(
         name=name,
@@ -155,6 +172,7 @@ def read_device(
         else None,
         shares_backing_with=loops.attached_to(backing_key, besides=name),
         hops=hops,
+        chipset_uplink=uplink,
         notes=notes.as_tuple(),
         sysfs_path=rel_path,
         fstype=fstype,
@@ -576,6 +594,40 @@ def pcie_hops(
         port_is_root = False
     hops.reverse()  # device first, root port last
     return hops
+
+
+_MAX_BOARD_FUNCTIONS = 8192
+
+
+def board_functions(fs: Sysfs, slots: SlotTable | None) -> list[BoardFn]:
+    """Every PCI function with its path to the CPU, for who shares a chipset uplink (probe.uplink)."""
+    out = []
+    bus_dir = fs.p("/sys/bus/pci/devices")
+    for bdf in fs.listdir(bus_dir)[:_MAX_BOARD_FUNCTIONS]:
+        path = fs.realpath(os.path.join(bus_dir, bdf))
+        if not BDF_RE.match(bdf) or not fs.isdir(path):
+            continue
+        chain = []
+        cur = path
+        while BDF_RE.match(os.path.basename(cur)):
+            chain.append(cur)
+            cur = os.path.dirname(cur)
+        fn = read_pci_fn(fs, path, Notes())
+        top = len(chain) == 1
+        own = slots.slot_for(None, fn.bdf) if slots is not None and top and fn.is_bridge else None
+        out.append(
+            BoardFn(
+                bdf=fn.bdf,
+                vendor_device=fn.vendor_device,
+                class_code=fn.class_code,
+                is_bridge=fn.is_bridge,
+                top_level=top,
+                is_chipset_port=top and fn.is_bridge and is_chipset_port(fn.bdf, fn.vendor_device, True),
+                hops=tuple(pcie_hops(fs, chain, [os.path.basename(p) for p in chain], Notes(), slots)),
+                own_slot=own if own is not None and own.source == "smbios" and own.matched == "device" else None,
+            )
+        )
+    return out
 
 
 def resolve_disk_name(arg: str, sysfs_root: str = "/") -> str:

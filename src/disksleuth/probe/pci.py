@@ -7,10 +7,11 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from disksleuth.model.run import PciFunction
-from disksleuth.probe.block import pcie_hops, read_pci_fn
+from disksleuth.probe.block import board_functions, pcie_hops, read_pci_fn
 from disksleuth.probe.pciids import pci_names
 from disksleuth.probe.slots import read_slot_table
 from disksleuth.probe.sysfs import BDF_RE, Notes, Sysfs, refused_notes
+from disksleuth.probe.uplink import BoardFn, chipset_uplink
 
 
 def pci_role(path_bdfs_are_bridges: list[bool]) -> str:
@@ -47,6 +48,7 @@ def list_pci_functions(sysfs_root: str = "/", pci_ids_paths: Iterable[str] | Non
 def _read_functions(sysfs_root: str) -> list[PciFunction]:
     fs = Sysfs(sysfs_root)
     slots = read_slot_table(sysfs_root, fs)
+    board: list[BoardFn] = []
     out = []
     bus_dir = fs.p("/sys/bus/pci/devices")
     for bdf in fs.listdir(bus_dir):
@@ -89,6 +91,10 @@ def _read_functions(sysfs_root: str) -> list[PciFunction]:
             parent, parent_max_speed, parent_max_width = pfn.bdf, pfn.max_speed, pfn.max_width
         hops = tuple(pcie_hops(fs, chain, [os.path.basename(p) for p in chain], Notes(), slots))
         driver = fs.link_name(os.path.join(path, "driver"))
+        uplink = None
+        if not fn.is_bridge and any(h.port_is_chipset for h in hops):
+            board = board or board_functions(fs, slots)  # read once, and only on a machine with a chipset
+            uplink = chipset_uplink(hops, board)
         refused_notes(fs, refused_before, notes)
         out.append(
             PciFunction(
@@ -106,6 +112,7 @@ def _read_functions(sysfs_root: str) -> list[PciFunction]:
                 role=pci_role(bridges),
                 notes=notes.as_tuple(),
                 path=hops,
+                chipset_uplink=uplink,
             )
         )
     return out

@@ -116,6 +116,7 @@ class Tree:
         model: str = "Samsung SSD 970 EVO Plus 250GB",
         serial: str = "S4EUNX0N123456",
         fw: str = "2B2QEXM7",
+        dev: str = "259:0",
     ) -> str:
         ctrl_path = f"{pci_path}/nvme/{ctrl}"
         self.file(f"{ctrl_path}/model", model)
@@ -128,7 +129,7 @@ class Tree:
         self.file(f"{ctrl_path}/hwmon1/temp1_label", "Composite")
         self.file(f"{ctrl_path}/hwmon1/temp1_max", "81850")
         self.file(f"{ctrl_path}/hwmon1/temp1_crit", "84850")
-        path = self.block(ctrl_path, ns, glue=False)
+        path = self.block(ctrl_path, ns, glue=False, dev=dev)
         self.link(f"{path}/device", ctrl_path)
         return path
 
@@ -191,6 +192,51 @@ def switch_tree() -> None:
     dsp = t.pci(usp, "0000:03:08.0", "10b5", "8747", "060400", "16.0 GT/s PCIe", "4", "16.0 GT/s PCIe", "4", "pcieport")
     ep = nvme_ep(t, dsp, "0000:04:00.0", "16.0 GT/s PCIe", "4", "16.0 GT/s PCIe", "4", device="a80c")
     t.nvme(ep, model="Samsung SSD 990 PRO 1TB")
+
+
+def desktop_chipset_tree() -> None:
+    """An Intel 300-series (Cannon Lake PCH) desktop: one NVMe drive on an adapter in the CPU's x16 slot
+    (root port 00:01.0), one in an M.2 socket on a PCH root port (00:1b.4), an I211 NIC on the PCH's x1 slot
+    (00:1c.0), an empty PCH root port (00:1d.0), and the PCH's own xHCI (00:14.0), AHCI (00:17.0) and I219-V
+    (00:1f.6). Device IDs as pci.ids names them for that PCH; slot names come from an SMBIOS table the
+    tests add (tests/test_chipset_uplink.py)."""
+    t = Tree("desktop_chipset_m2")
+    g1, g3 = "2.5 GT/s PCIe", "8.0 GT/s PCIe"
+    rc = root_complex(t)
+    cpu = cpu_port(t, rc, "0000:00:01.0", g3, "4", g3, "16")
+    nvme0 = nvme_ep(t, cpu, "0000:01:00.0", g3, "4", g3, "4")
+    t.nvme(nvme0, serial="S4EUNX0N111111")
+    t.pci(rc, "0000:00:14.0", "8086", "a36d", "0c0330", driver="xhci_hcd")
+    t.pci(rc, "0000:00:17.0", "8086", "a352", "010601", driver="ahci")
+    pch_m2 = t.pci(rc, "0000:00:1b.4", "8086", "a32c", "060400", g3, "4", g3, "4", "pcieport")
+    nvme1 = nvme_ep(t, pch_m2, "0000:02:00.0", g3, "4", g3, "4", device="a809")
+    t.nvme(nvme1, ctrl="nvme1", ns="nvme1n1", model="Samsung SSD 980 1TB", serial="S649NL0T222222", dev="259:1")
+    pch_x1 = t.pci(rc, "0000:00:1c.0", "8086", "a338", "060400", g1, "1", "5.0 GT/s PCIe", "1", "pcieport")
+    t.pci(pch_x1, "0000:03:00.0", "8086", "1539", "020000", g1, "1", g1, "1", "igb")
+    # nothing in it: the kernel prints LnkSta as it is, a link that never trained
+    t.pci(rc, "0000:00:1d.0", "8086", "a330", "060400", "Unknown", "0", g3, "4", "pcieport")
+    t.pci(rc, "0000:00:1f.6", "8086", "15bc", "020000", driver="e1000e")
+
+
+def amd_chipset_tree() -> None:
+    """An AMD X570 desktop: one NVMe drive on a CPU root port (00:01.1), one behind the chipset, whose switch
+    (Matisse Switch Upstream 57ad, GPP bridges 57a3/57a4) hangs from the CPU root port 00:01.2 over PCIe 4.0
+    x4; the chipset's SATA (FCH AHCI) and USB (Matisse xHCI) controllers behind it too."""
+    t = Tree("desktop_amd_chipset")
+    g4 = "16.0 GT/s PCIe"
+    rc = "/sys/devices/pci0000:00"
+    t.pci(rc, "0000:00:00.0", "1022", "1480", "060000")  # host bridge, no link
+    cpu_m2 = t.pci(rc, "0000:00:01.1", "1022", "1483", "060400", g4, "4", g4, "4", "pcieport")
+    t.nvme(nvme_ep(t, cpu_m2, "0000:01:00.0", g4, "4", g4, "4", device="a80c"), serial="S6B0NL0W333333")
+    uplink = t.pci(rc, "0000:00:01.2", "1022", "1483", "060400", g4, "4", g4, "4", "pcieport")
+    usp = t.pci(uplink, "0000:02:00.0", "1022", "57ad", "060400", g4, "4", g4, "4", "pcieport")
+    m2 = t.pci(usp, "0000:03:04.0", "1022", "57a3", "060400", g4, "4", g4, "4", "pcieport")
+    ep = nvme_ep(t, m2, "0000:04:00.0", g4, "4", g4, "4", device="a80c")
+    t.nvme(ep, ctrl="nvme1", ns="nvme1n1", model="Samsung SSD 980 PRO 1TB", serial="S5GXNX0R444444", dev="259:1")
+    sata = t.pci(usp, "0000:03:08.0", "1022", "57a4", "060400", g4, "4", g4, "4", "pcieport")
+    t.pci(sata, "0000:05:00.0", "1022", "7901", "010601", g4, "4", g4, "4", "ahci")
+    usb = t.pci(usp, "0000:03:09.0", "1022", "57a4", "060400", g4, "4", g4, "4", "pcieport")
+    t.pci(usb, "0000:06:00.0", "1022", "149c", "0c0330", g4, "4", g4, "4", "xhci_hcd")
 
 
 def usb_tree(name: str, hub: str, dev_speed: str, version: str, driver: str, product: str) -> None:
@@ -323,6 +369,8 @@ def main() -> None:
     # A Gen4 drive on a Gen3 CPU root port.
     scenario_pcie("scenario_gen4_on_gen3", "0000:00:01.0", "1901", (g3, "4", g3, "4"), (g3, "4", g4, "4"))
     # NUC: the M.2 Wi-Fi slot is a PCH root port at Gen2 x1.
+    desktop_chipset_tree()
+    amd_chipset_tree()
     scenario_pcie("scenario_nuc_wifi_slot", "0000:00:1c.0", "9dbf", (g2, "1", g2, "1"), (g2, "1", g3, "4"))
     usb_tree("scenario_usb2_caddy", "usb1", "480", " 3.10", "usb-storage", "NVMe USB caddy")
     usb_tree("scenario_usb_stick_root", "usb2", "5000", " 3.20", "usb-storage", "Flash Drive")
