@@ -168,6 +168,6 @@ def test_on_a_terminal_the_count_and_dates_are_shown_and_yes_is_asked(tmp_path):
     with Store(db) as store:
         assert store.count() == 7
     code, text = _prune_on_a_terminal(db, b"yes\n")
-    assert code == 0 and "deleted 6 run(s)" in text, text
+    assert code == 0 and "deleted 6 runs, #1-#6" in text, text
     with Store(db) as store:
         assert store.count() == 1
