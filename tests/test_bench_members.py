@@ -31,8 +31,8 @@ def loops(count: int, size_mb: int = 128) -> Iterator[list[str]]:
         yield [stack.enter_context(loop_device(size_mb)) for _ in range(count)]
 
 
-def members_cmd(devs: list[str], *extra: str) -> list[str]:
-    return [sys.executable, "-m", "disksleuth", "bench", "--members", *devs, "--time", MEMBER_TIME, "--json", *extra]
+def members_cmd(devs: list[str], *extra: str, seconds: str = MEMBER_TIME) -> list[str]:
+    return [sys.executable, "-m", "disksleuth", "bench", "--members", *devs, "--time", seconds, "--json", *extra]
 
 
 def run_members(argv: list[str]) -> tuple[int, dict, str]:
@@ -60,7 +60,8 @@ def _need_blkio() -> None:
 def test_members_are_read_alone_and_together_and_never_written():
     with loops(3) as devs:
         before = [sha256_of(d) for d in devs]
-        code, doc, err = run_members(members_cmd(devs, "--level", "raid5"))
+        # --time 1: each read's figures and command, not its interval (the member_slow tests below need that).
+        code, doc, err = run_members(members_cmd(devs, "--level", "raid5", seconds="1"))
         assert code == 0, err
         assert_valid(doc, "members")
         assert doc["kind"] == "members" and [m["path"] for m in doc["members"]] == devs
