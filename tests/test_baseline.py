@@ -301,47 +301,31 @@ def _codes(doc: dict) -> list[str]:
 @pytest.mark.slow
 @needs_fio
 @needs_loop
-def test_a_throttled_loop_whose_limit_is_lowered_is_slower_than_usual(tmp_path):
+def test_an_unchanged_throttled_loop_is_usual_and_one_whose_limit_is_lowered_is_slower(tmp_path):
+    """Three runs of history, a fourth of the unchanged device (judged on both tests, no alarm), then the
+    limit lowered from 50 to 30 MB/s: slower than usual. The 20-run count of false alarms on the unchanged
+    device (none) comes from benchmarks/baseline_false_alarms.py (docs/RELIABILITY.md)."""
     reason = have_blkio()
     if reason:
         pytest.skip(reason)
     db = f"sqlite:///{tmp_path}/results.sqlite"
     with loop_device(128) as dev, blkio_throttle(dev, read_bps=50_000_000) as procs:
         first = [_bench(dev, db, procs) for _ in range(3)]
+        unchanged = _bench(dev, db, procs)
         _set_read_limit(procs, dev, 30_000_000)
         slowed = _bench(dev, db, procs)
     assert all(SLOWER not in _codes(d) for d in first), [d["baseline"] for d in first]
     assert first[-1]["baseline"]["status"] == "too_little_history"
+    b = unchanged["baseline"]
+    assert b["status"] == "compared" and not {SLOWER, FASTER} & set(_codes(unchanged)), b
+    assert len(b["figures"]) == 2 and all(j["verdict"] == "usual" for j in b["figures"]), b
     assert SLOWER in _codes(slowed), slowed["baseline"]
     f = next(f for f in slowed["findings"] if f["code"] == SLOWER)
-    assert "below its median of the last 3 runs" in f["message"], f["message"]
+    assert "below its median of the last 4 runs" in f["message"], f["message"]
     # Each test judged on its own: one right after the limit changed may have an interval too wide to judge.
     slower = [j for j in slowed["baseline"]["figures"] if j["verdict"] == "slower"]
     assert slower and all(j["ratio"] < 0.8 for j in slower), slowed["baseline"]
     print(f["message"], slowed["baseline"]["summary"], slowed["baseline"]["notes"])
-
-
-@pytest.mark.root
-@pytest.mark.slow
-@needs_fio
-@needs_loop
-def test_an_unchanged_throttled_loop_gets_no_alarm_in_20_runs(tmp_path):
-    reason = have_blkio()
-    if reason:
-        pytest.skip(reason)
-    db = f"sqlite:///{tmp_path}/results.sqlite"
-    alarms = []
-    ratios = []
-    with loop_device(128) as dev, blkio_throttle(dev, read_bps=50_000_000) as procs:
-        for i in range(20):
-            doc = _bench(dev, db, procs)
-            judged = [f for f in doc["findings"] if f["code"] in (SLOWER, FASTER)]
-            if judged:
-                alarms.append((i, [f["message"] for f in judged]))
-            ratios += [round(j["ratio"], 3) for j in doc["baseline"]["figures"]]
-    print(f"false alarms: {len(alarms)} of 20 runs; ratios {min(ratios)}-{max(ratios)} over {len(ratios)} figures")
-    assert alarms == []
-    assert len(ratios) >= 2 * 17  # every run from the fourth on was compared, both tests
 
 
 def test_the_exporter_publishes_each_figures_ratio_to_its_baseline(cli, db, tmp_path):

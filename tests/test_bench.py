@@ -97,7 +97,6 @@ def test_quick_on_loop_matches_its_own_fio_command():
         assert doc["run"]["engine"] in ("io_uring", "libaio", "psync")
 
 
-@pytest.mark.alone
 @pytest.mark.root
 @pytest.mark.slow
 @needs_loop
@@ -107,6 +106,8 @@ def test_throttled_loop_reads_at_the_throttle():
         pytest.skip(reason)
     # libaio, not the default io_uring: under cgroup v1 blk-throttle, io_uring reads swing between 20 and
     # 41 MB/s run to run with bare fio 3.33 too (kernel 6.18), while libaio and psync hold 40.0-40.9.
+    # Not `alone`: the 40 MB/s throttle sets the rate, forty 1 MiB reads a second, which a test on the other
+    # xdist worker cannot slow (unlike a RAM device's GB/s, which is the CPU's).
     with loop_device(512, fill=True) as dev, blkio_throttle(dev, read_bps=40_000_000) as procs:
         doc = _bench_json(dev, "--profile", "quick", "--engine", "libaio", cgroup=procs)
     seq = _test(doc, "SEQ1M_Q8T1_read")

