@@ -233,3 +233,11 @@ def test_utf16_on_standard_input_is_read() -> None:
     out, err = io.StringIO(), io.StringIO()
     code = main(["explain", "-", "--json"], env=Environment(stdin, out, err, dict(os.environ), False, False, False))
     assert code == 1, err.getvalue()
+
+
+def test_a_negative_capacity_is_unknown(tmp_path) -> None:
+    """smartctl JSON with user_capacity.bytes -5 was shown as a '-5 B' drive (in the text header and --json)."""
+    doc = {"json_format_version": [1, 0], "device": {"name": "/dev/sda", "protocol": "ATA"}, "model_name": "X",
+           "smart_status": {"passed": True}, "user_capacity": {"bytes": -5}}  # fmt: skip
+    code, out, _ = _run(_write(tmp_path, "s.json", json.dumps(doc)), "--json")
+    assert code == 0 and json.loads(out)["device"]["size_bytes"] is None, out
