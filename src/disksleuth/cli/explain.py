@@ -95,11 +95,13 @@ def _run_paste(args: argparse.Namespace, env: Environment) -> int:
 
     if getattr(args, "sysfs_root", None):
         raise UsageError("--sysfs-root reads a machine; a paste is read as it is (drop one of them)")
-    stdin_text = None
+    stdin_text: str | bytes | None = None
     if STDIN in args.device:
         if args.device.count(STDIN) > 1:
             raise UsageError("'-' (standard input) can be read once")
-        stdin_text = env.stdin.read(STDIN_MAX_CHARS)
+        # Bytes where the stream has them: a strict UTF-8 locale's text stream raises on the first invalid byte.
+        buffer = getattr(env.stdin, "buffer", None)
+        stdin_text = buffer.read(STDIN_MAX_CHARS) if buffer is not None else env.stdin.read(STDIN_MAX_CHARS)
     x = explain_paste(
         args.device,
         stdin_text=stdin_text,

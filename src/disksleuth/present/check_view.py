@@ -19,7 +19,8 @@ def render_device_header(
     from disksleuth.present.text import console, render_chain, safe_text
 
     out = console()
-    line = f"[bold]{safe_text(device.path)}[/bold]  {device.transport}  {fmt_bytes(device.size_bytes)}"
+    # A pasted device may have no /dev path (a PCI function, a report naming no node): its name says which it is.
+    line = f"[bold]{safe_text(device.path or device.name)}[/bold]  {device.transport}  {fmt_bytes(device.size_bytes)}"
     if device.model:
         line += f"  {safe_text(device.model)}"
     if where:

@@ -634,6 +634,8 @@ def resolve_disk_name(arg: str, sysfs_root: str = "/") -> str:
     """'nvme0n1', '/dev/nvme0n1' or a partition '/dev/sda1' -> the whole-disk name in sysfs."""
     fs = Sysfs(sysfs_root)
     name = os.path.basename(arg.rstrip("/"))
+    if name in ("", ".", ".."):  # "" would be /sys/block itself, read as a disk
+        raise DeviceNotFound(f"{arg!r}: no such block device")
     if name.startswith("mapper") or "/mapper/" in arg:
         real = os.path.realpath(arg)
         name = os.path.basename(real)

@@ -38,6 +38,20 @@ _BUS = re.compile(r"Bus: primary=([0-9a-fA-F]{2}), secondary=([0-9a-fA-F]{2}), s
 # was lost and it was taken for an integrated endpoint, whose link is never judged).
 _EXPRESS = re.compile(r"Capabilities: \[[0-9a-fA-F]+\] Express \([^)]*\) ([A-Za-z /-]+?)(?: \(|,|$)")
 _SPEEDS2 = re.compile(r"Supported Link Speeds: ([\d.]+)(?:-([\d.]+))?GT/s")
+# What pciutils prints (lib/header.h speed codes, a width field of x1-x32): any other value ("0GT/s", "x64", a
+# 10,000-digit width) is not lspci's and is read as unknown, not as a link of 0 MB/s or 10^20 lanes.
+_SPEEDS_GTPS = frozenset({2.5, 5.0, 8.0, 16.0, 32.0, 64.0})
+_WIDTHS = frozenset({1, 2, 4, 8, 12, 16, 32})
+
+
+def _speed(text: str | None) -> float | None:
+    value = float(text) if text and len(text) <= 8 else None
+    return value if value in _SPEEDS_GTPS else None
+
+
+def _width(text: str | None) -> int | None:
+    value = int(text) if text and len(text) <= 3 else None
+    return value if value in _WIDTHS else None
 
 _ROLES = {
     "Root Port": "root_port",
@@ -123,20 +137,20 @@ def parse_lspci_vv(
         s = line.strip()
         if s.startswith("LnkCap:"):
             sp, wd = _SPEED.search(s), _WIDTH.search(s)
-            cur.max_speed = float(sp.group(1)) if sp else None
-            cur.max_width = int(wd.group(1)) if wd and int(wd.group(1)) else None
+            cur.max_speed = _speed(sp.group(1)) if sp else None
+            cur.max_width = _width(wd.group(1)) if wd else None
             cur.lines["LnkCap"] = no
         elif s.startswith("LnkSta:"):
             sp, wd = _SPEED.search(s), _WIDTH.search(s)
-            cur.speed = float(sp.group(1)) if sp else None
-            cur.width = int(wd.group(1)) if wd and int(wd.group(1)) else None
+            cur.speed = _speed(sp.group(1)) if sp else None
+            cur.width = _width(wd.group(1)) if wd else None
             cur.speed_tag = (sp.group(2) == "downgraded") if sp and sp.group(2) else None
             cur.width_tag = (wd.group(2) == "downgraded") if wd and wd.group(2) else None
             cur.lines["LnkSta"] = no
         elif s.startswith("LnkCap2:"):
             m2 = _SPEEDS2.search(s)
             if m2:
-                cur.speeds2_max = float(m2.group(2) or m2.group(1))
+                cur.speeds2_max = _speed(m2.group(2) or m2.group(1))
         elif s.startswith("Bus: primary="):
             mb = _BUS.search(s)
             if mb:

@@ -346,7 +346,8 @@ def _attr_count(attr: Any) -> int | None:
         return None
     text = _get(attr, "raw", "string")
     if isinstance(text, str):
-        m = re.match(r"\s*(0x[0-9a-fA-F]+|\d+)", text)
+        # Bounded: a 10,000-digit raw value is past Python's int() limit and no counter (48 bits) needs it.
+        m = re.match(r"\s*(0x[0-9a-fA-F]{1,16}(?![0-9a-fA-F])|\d{1,20}(?!\d))", text)
         if m:
             return int(m.group(1), 0)
     raw = _int(_get(attr, "raw", "value"))
@@ -388,7 +389,7 @@ def _capacity_bytes(doc: dict[str, Any]) -> int | None:
     (nvmeprint.cpp: `nvme_total_capacity` = Identify Controller TNVMCAP, printed when namespaces are not)."""
     for path in (("user_capacity", "bytes"), ("nvme_namespaces", 0, "size", "bytes"), ("nvme_total_capacity",)):
         value = _int(_get(doc, *path))
-        if value:
+        if value is not None and value > 0:
             return value
     return None
 

@@ -57,7 +57,12 @@ _SELF_TEST = re.compile(
 _PHY = re.compile(r"^\s*0x([0-9a-fA-F]{4})\s+\d+\s+(\d+)\s+\S")
 _SCSI_COUNTER = re.compile(r"^\s*(read|write|verify):\s+(.*?)\s*$")
 _LBA_ROW = re.compile(r"^\s*(\d+)\s+([+-])\s+(\d+)\s+(\d+)\s+(\d+)\s*$")
-_TEMP_SENSOR = re.compile(r"^\s*Temperature Sensor (\d+):\s+(-?\d+) Celsius")
+_TEMP_SENSOR = re.compile(r"^\s*Temperature Sensor (\d+):\s+(-?\d{1,6}) Celsius")
+# Digits no smartctl counter needs (its widest, the 128-bit NVMe counters, print 39): a longer run is not read as
+# a number, since int() refuses past 4,300 digits and one such field lost the whole report.
+_MAX_DIGITS = 40
+# SATA's link speeds are 1.5, 3.0 and 6.0 Gb/s; anything else (0, 1e308) is not a link smartctl reported.
+_SATA_GBPS_MAX = 24.0
 
 _NVME_KEYS = {label.lower(): key for key, label in NVME_LABELS}
 _NVME_KEYS["warning  comp. temperature time"] = "warning_temp_time"
@@ -80,10 +85,16 @@ def _bytes(text: str) -> int | None:
     return n if n and n > 0 else None
 
 
+def _int(digits: str) -> int | None:
+    return int(digits) if len(digits) <= _MAX_DIGITS else None
+
+
 def _gbps_units(gbps: str) -> dict[str, int] | None:
     try:
         value = float(gbps.replace(",", "."))
     except ValueError:
+        return None
+    if not 0 < value <= _SATA_GBPS_MAX:
         return None
     return {"units_per_second": round(value * 10), "bits_per_unit": 100_000_000}
 
@@ -142,9 +153,9 @@ def parse_smartctl_text(text: str, device: str | None = None, first_line: int = 
                 lba_formats.append(
                     {
                         "formatted": lm.group(2) == "+",
-                        "data_bytes": int(lm.group(3)),
-                        "metadata_bytes": int(lm.group(4)),
-                        "relative_performance": int(lm.group(5)),
+                        "data_bytes": _int(lm.group(3)),
+                        "metadata_bytes": _int(lm.group(4)),
+                        "relative_performance": _int(lm.group(5)),
                     }
                 )
                 continue
@@ -155,7 +166,8 @@ def parse_smartctl_text(text: str, device: str | None = None, first_line: int = 
         if in_phy:
             pm = _PHY.match(line)
             if pm:
-                phy.append({"id": int(pm.group(1), 16), "value": int(pm.group(2))})
+                if (count := _int(pm.group(2))) is not None:
+                    phy.append({"id": int(pm.group(1), 16), "value": count})
                 continue
             in_phy = False
         if stripped.startswith("Num  Test_Description"):
@@ -363,7 +375,7 @@ def _self_test_row(m: re.Match[str]) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "type": {"string": kind},
         "status": {"string": status, "remaining_percent": int(remaining)},
-        "lifetime_hours": int(hours),
+        "lifetime_hours": _int(hours),
     }
     if "in progress" in low:
         entry["status"]["value"] = 0xF0
@@ -372,7 +384,7 @@ def _self_test_row(m: re.Match[str]) -> dict[str, Any]:
     elif low.startswith("completed") or "failure" in low or "fatal" in low:
         entry["status"]["passed"] = False
     if lba.isdigit():
-        entry["lba"] = int(lba)
+        entry["lba"] = _int(lba)
     return entry
 
 
@@ -390,11 +402,11 @@ def _scsi_counter_row(rest: str) -> dict[str, Any] | None:
     )
     out: dict[str, Any] = {}
     for key, part in zip(keys, parts[:5], strict=True):
-        if not part.isdigit():
+        if not part.isdigit() or len(part) > _MAX_DIGITS:
             return None
         out[key] = int(part)
     out["gigabytes_processed"] = parts[5]
-    if not parts[6].isdigit():
+    if not parts[6].isdigit() or len(parts[6]) > _MAX_DIGITS:
         return None
     out["total_uncorrected_errors"] = int(parts[6])
     return out

@@ -53,6 +53,16 @@ STDIN_MAX_CHARS = MAX_PASTE_BYTES + 1  # read one more than the paste reader tak
 _STORAGE_CLASS = 0x01
 _NVME_SUBCLASS, _SATA_SUBCLASS = 0x0108, 0x0106
 _JUDGED = ("seq_read_mbps", "seq_write_mbps", "rand_read_iops", "rand_write_iops")
+# A pasted name (model, firmware) or a reason longer than this is not a tool's: cut, so a megabyte-long "model" in
+# one line is neither printed whole nor wrapped by the terminal view (rich wraps a long word in quadratic time).
+_MAX_NAME_CHARS = 200
+_MAX_REASON_CHARS = 300
+
+
+def _clip(text: str | None, limit: int) -> str | None:
+    if text is None or len(text) <= limit:
+        return text
+    return f"{text[: limit - 1]}… ({len(text):,} characters, cut)"
 
 
 @dataclass(frozen=True)
@@ -270,20 +280,42 @@ HANDLERS: dict[str, Handler | None] = {
 }
 
 
-def read_input(path: str, stdin_text: str | None) -> str:
-    """The text of one input: bounded, decoded leniently; one line for what cannot be read."""
+# A byte-order mark says the encoding: Windows PowerShell 5's `smartctl -x > report.txt` writes UTF-16LE with one,
+# Notepad UTF-8 with one. UTF-32's marks first: they begin with UTF-16's.
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+    (b"\xef\xbb\xbf", "utf-8-sig"),
+)
+
+
+def decode_paste(raw: bytes) -> str:
+    """A paste's bytes as text: the encoding its byte-order mark names, else UTF-8; bytes that do not decode become
+    U+FFFD (the normaliser refuses a paste that is mostly such), never an exception."""
+    codec = next((c for bom, c in _BOMS if raw.startswith(bom)), "utf-8")
+    return raw.decode(codec, errors="replace")
+
+
+def read_input(path: str, stdin_text: str | bytes | None) -> str:
+    """The text of one input: bounded, decoded leniently; one line for what cannot be read. Standard input comes
+    as bytes (decoded here as a file is, whatever the locale's strictness) or, from a text stream, as text."""
     if path == STDIN:
         if stdin_text is None:
             raise UsageError("'-' reads the paste from standard input, and there was none")
-        return stdin_text
-    raw = read_user_file(path, MAX_PASTE_BYTES, "pasted command output")
-    return raw.decode("utf-8", errors="replace")
+        if isinstance(stdin_text, bytes):
+            if len(stdin_text) > MAX_PASTE_BYTES:
+                raise ParseError(f"standard input: larger than {MAX_PASTE_BYTES >> 20} MiB, not pasted command output")
+            return decode_paste(stdin_text)
+        return stdin_text.removeprefix("\ufeff")
+    return decode_paste(read_user_file(path, MAX_PASTE_BYTES, "pasted command output"))
 
 
 def explain_paste(
     paths: list[str],
     *,
-    stdin_text: str | None = None,
+    stdin_text: str | bytes | None = None,
     read: str | None = None,
     write: str | None = None,
     read_iops: str | None = None,
@@ -313,7 +345,7 @@ def explain_paste(
                     device = handler(ctx, s, name) or device
                     status = "read"
                 except DisksleuthError as exc:
-                    status = f"not read: {exc}"
+                    status = f"not read: {_clip(str(exc), _MAX_REASON_CHARS)}"
                 except (ValueError, KeyError, TypeError, IndexError) as exc:  # a reader's blind spot: say it, go on
                     status = f"not read: {type(exc).__name__}"
             sections.append(SectionRead(s.kind, name, s.first_line, s.last_line, device, status, s.command))
@@ -322,7 +354,7 @@ def explain_paste(
             _read_lspci_sections(ctx, lspci, name)
             status = "read"
         except DisksleuthError as exc:
-            status = f"not read: {exc}"
+            status = f"not read: {_clip(str(exc), _MAX_REASON_CHARS)}"
         sections.extend(SectionRead(s.kind, name, s.first_line, s.last_line, None, status, s.command) for s in lspci)
     names = ["stdin" if p == STDIN else p for p in paths]
     sections.sort(key=lambda s: (names.index(s.file) if s.file in names else 0, s.first_line))
@@ -331,6 +363,12 @@ def explain_paste(
     if not devices:
         read_kinds = sorted({s.kind for s in sections if s.status == "read"})
         what = f" (read: {', '.join(read_kinds)})" if read_kinds else ""
+        # A recognised section that could not be read is why, when there is one: say it, not "paste smartctl too".
+        failed = [s for s in sections if s.status.startswith("not read")]
+        if failed:
+            why = "; ".join(f"{s.kind} at {s.file} line {s.first_line} {s.status}" for s in failed[:3])
+            more = f" (and {len(failed) - 3} more)" if len(failed) > 3 else ""
+            raise ParseError(f"no device in the paste: {why}{more}")
         raise ParseError(
             "no device in the paste: no storage controller in lspci -vv, no smartctl report, no nvme-cli drive"
             + what
@@ -562,8 +600,8 @@ def _judge(b: _Building, key: bytes | None) -> PastedDevice:
         name=b.name,
         path=f"/dev/{b.name}" if re.fullmatch(r"[A-Za-z0-9_!-]+", b.name) else "",
         transport=b.transport,
-        model=health.model if health else (b.pci[0].fn.device_name if b.pci else None),
-        firmware=health.firmware if health else None,
+        model=_clip(health.model if health else (b.pci[0].fn.device_name if b.pci else None), _MAX_NAME_CHARS),
+        firmware=_clip(health.firmware if health else None, _MAX_NAME_CHARS),
         size_bytes=health.capacity_bytes if health else None,
         hops=b.hops,
     )
