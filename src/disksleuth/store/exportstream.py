@@ -34,15 +34,18 @@ VALUES_PER_BYTE = 5
 VALUES_FLOOR_BYTES = 64 << 20
 ENVELOPE_DEPTH = 2  # the bundle and its runs list, above each run document
 
-_STR = rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
-_FLAT = rb'(?:[^"{}\[\]]++|' + _STR + rb")*+"
+# No possessive quantifiers (`*+`, `++`): Python 3.11.2's re (Debian 12's) gets them wrong (later 3.11 releases fix it),
+# and stopped `_TO_BRACKET` past a nested container, so a valid export read as "not JSON". Each loop below
+# matches one character or one whole string per turn, so a failed attempt backtracks in linear time.
+_STR = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
+_FLAT = rb'(?:[^"{}\[\]]|' + _STR + rb")*"
 # Everything up to the next bracket that opens or closes a nested container, or an unfinished string: text
 # outside strings, whole strings, and whole containers with none inside (a series point), so the loop in
 # Python runs once per nested container, not once per bracket.
-_TO_BRACKET = re.compile(rb"(?:[^\"{}\[\]]++|" + _STR + rb"|\{" + _FLAT + rb"\}|\[" + _FLAT + rb"\])*+", re.DOTALL)
+_TO_BRACKET = re.compile(rb"(?:[^\"{}\[\]]|" + _STR + rb"|\{" + _FLAT + rb"\}|\[" + _FLAT + rb"\])*", re.DOTALL)
 _STRING = re.compile(_STR, re.DOTALL)
-_SCALAR = re.compile(rb"[^\s,\]}:]*+")
-_WS = re.compile(rb"[ \t\n\r]*+")
+_SCALAR = re.compile(rb"[^\s,\]}:]*")
+_WS = re.compile(rb"[ \t\n\r]*")
 
 
 class _Refused(Exception):
