@@ -34,15 +34,34 @@ VALUES_PER_BYTE = 5
 VALUES_FLOOR_BYTES = 64 << 20
 ENVELOPE_DEPTH = 2  # the bundle and its runs list, above each run document
 
-# No possessive quantifiers (`*+`, `++`): Python 3.11.2's re (Debian 12's) gets them wrong (later 3.11 releases fix it),
-# and stopped `_TO_BRACKET` past a nested container, so a valid export read as "not JSON". Each loop below
-# matches one character or one whole string per turn, so a failed attempt backtracks in linear time.
-_STR = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
-_FLAT = rb'(?:[^"{}\[\]]|' + _STR + rb")*"
+# No possessive quantifiers (`*+`, `++`): Python 3.11.2's re (Debian 12's) gets a possessive repeat of a group
+# wrong (later 3.11 releases fix it): `_TO_BRACKET` ran past a nested container, so every valid export read as
+# "not JSON" in CI. Without them, a plain repeat of a group keeps a state per turn, so its turns are bounded
+# (_TURNS; the loop in _container_end goes on where a bounded match stopped), and a run of text outside strings
+# is taken whole by a lookahead and a backreference (a lookahead is atomic), so a failed attempt never tries the
+# ways of splitting it.
+_TURNS = 4096
+# A string keeps its possessive repeats: without them a string of 10 million escapes kept a state per escape
+# (1.1 GB); with them 0 MB, and this form (no alternatives inside) reads strings as json does on 3.11.2 too
+# (tests/test_export_stream_system_python.py).
+_STR = rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
+
+
+def _text(name: bytes) -> bytes:
+    return rb"(?=(?P<" + name + rb'>[^"{}\[\]]+))(?P=' + name + rb")"
+
+
+def _flat(name: bytes) -> bytes:
+    return rb"(?:" + _text(name) + b"|" + _STR + rb"){0,%d}" % _TURNS
+
+
 # Everything up to the next bracket that opens or closes a nested container, or an unfinished string: text
 # outside strings, whole strings, and whole containers with none inside (a series point), so the loop in
 # Python runs once per nested container, not once per bracket.
-_TO_BRACKET = re.compile(rb"(?:[^\"{}\[\]]|" + _STR + rb"|\{" + _FLAT + rb"\}|\[" + _FLAT + rb"\])*", re.DOTALL)
+_TO_BRACKET = re.compile(
+    rb"(?:" + _text(b"t") + b"|" + _STR + rb"|\{" + _flat(b"o") + rb"\}|\[" + _flat(b"l") + rb"\]){0,%d}" % _TURNS,
+    re.DOTALL,
+)
 _STRING = re.compile(_STR, re.DOTALL)
 _SCALAR = re.compile(rb"[^\s,\]}:]*")
 _WS = re.compile(rb"[ \t\n\r]*")
@@ -137,6 +156,8 @@ class ExportReader:
         level = 0
         while True:
             buf_pos = _TO_BRACKET.match(self.buf, buf_pos).end()  # type: ignore[union-attr]  # always matches
+            if buf_pos < len(self.buf) and not self._at_bracket_or_open_string(buf_pos):
+                continue  # the match stopped at its bound of turns, mid-text: scan on
             if buf_pos < len(self.buf) and self.buf[buf_pos] != ord('"'):
                 char = self.buf[buf_pos]
                 buf_pos += 1
@@ -158,6 +179,11 @@ class ExportReader:
                     raise self._not_json("Unterminated string starting at", buf_pos)
                 raise self._not_json("Expecting value", len(self.buf))
             buf_pos -= shift
+
+    def _at_bracket_or_open_string(self, buf_pos: int) -> bool:
+        """Whether _TO_BRACKET stopped where it must (a bracket, or a string the window does not hold whole)."""
+        char = self.buf[buf_pos]
+        return char in b"{}[]" or (char == ord('"') and _STRING.match(self.buf, buf_pos) is None)
 
     def _too_long(self) -> bool:
         return len(self.buf) - self.pos > MAX_VALUE_BYTES
