@@ -138,7 +138,7 @@ class FleetKey(NamedTuple):
     minus_codes: int  # -number of codes
     host: str
     device: str
-    index: int  # its place in the runs it came from (unique: the order never compares further)
+    place: int  # its index in the runs it came from (unique: the order never compares further)
     model: str | None
     worst: str
     codes: tuple[str, ...]
@@ -157,14 +157,14 @@ def fleet_keys(runs: list[dict[str, Any]]) -> tuple[list[FleetKey], dict[tuple[s
     found = judge_fleet([drive(r) for r in runs])
     order = SEVERITY_ORDER
     keys = []
-    for index, r in enumerate(runs):
+    for place, r in enumerate(runs):
         host, device = _host(r), _device(r)
         worst, codes = _worst_and_codes(r.get("findings") or [])
         if found and (mine := found.get((host, device))):
             worst, codes = _merged(worst, codes, mine)
         keys.append(
             FleetKey(
-                -order.get(worst, 0), -len(codes), host, device, index, r.get("device_model"), worst, codes,
+                -order.get(worst, 0), -len(codes), host, device, place, r.get("device_model"), worst, codes,
                 r.get("started_at") or "",
             )
         )  # fmt: skip

@@ -97,7 +97,7 @@ def _fleet(
     wanted = FleetFilter(host, model, finding, severity, since_s)
     kept = [k for k in everything if wanted.keeps(k)] if (host or model or finding or severity or since) else everything
     worst = sorted(kept) if shown is None else heapq.nsmallest(shown, kept)  # FleetKey sorts worst first
-    rows = [with_sibling_findings(fleet_row(runs[k.index]), siblings.get((k.host, k.device)) or []) for k in worst]
+    rows = [with_sibling_findings(fleet_row(runs[k.place]), siblings.get((k.host, k.device)) or []) for k in worst]
     given = {"host": host, "model": model, "finding": finding, "severity": severity, "since": since}
     return FleetView(
         summarise(kept, len(everything)),
