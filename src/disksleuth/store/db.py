@@ -373,7 +373,7 @@ class Store:
         # Ids read back by the runs' uuids and the tests' places, not by RETURNING: the query tables here carry no
         # column types, and PostgreSQL's ordered multi-row RETURNING needs them; these two reads cost ~1%.
         run_rows = [self._run_row(doc, note) for doc, _tags, note in docs]
-        conn.execute(RUNS.insert(), run_rows)
+        _insert_rows(conn, RUNS, run_rows)
         uuids = [row["uuid"] for row in run_rows]
         id_of = {
             run_uuid: int(run_id)
@@ -643,9 +643,12 @@ class Store:
         }
 
 
-# Columns of the tables _insert_rows copies that PostgreSQL types as integers: COPY reads its text, where "4.0"
+# Columns PostgreSQL types as integers in the tables _insert_rows copies to: COPY reads its text, where "4.0"
 # is not an integer (a bound float is cast), so a row with anything but an int there goes by INSERT.
-_INTEGER_COLUMNS = ("run_id", "test_row_id", "position", "bs_bytes", "iodepth", "numjobs")
+_INTEGER_COLUMNS = (
+    *("run_id", "test_row_id", "position", "bs_bytes", "iodepth", "numjobs"),
+    *("device_capacity_bytes", "size_bytes"),
+)
 
 
 def _insert_rows(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
