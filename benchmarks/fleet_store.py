@@ -61,8 +61,11 @@ def _device_name(model_transport: str, index: int) -> str:
     return "sd" + (letters[index] if index < 26 else letters[index // 26 - 1] + letters[index % 26])
 
 
-def documents(hosts: int, drives: int, runs_per_drive: int, seed: int = 27) -> Iterator[dict[str, Any]]:
-    """The run documents of the fleet, oldest run of every drive first (so ids grow with time)."""
+def documents(
+    hosts: int, drives: int, runs_per_drive: int, seed: int = 27, first_run: int = 0
+) -> Iterator[dict[str, Any]]:
+    """The run documents of the fleet, oldest run of every drive first (so ids grow with time): runs (days)
+    first_run..runs_per_drive-1 of every drive (the same drives and findings whatever first_run is)."""
     base = _sample()
     rng = random.Random(seed)
     layout = []  # per drive: host, device, model tuple, serial, findings
@@ -72,7 +75,7 @@ def documents(hosts: int, drives: int, runs_per_drive: int, seed: int = 27) -> I
             model = MODELS[(h + d) % len(MODELS)] if d % 3 else MODELS[h % len(MODELS)]
             found = [(code, sev) for code, sev, share in FINDINGS if rng.random() < share]
             layout.append((host, _device_name(model[2], d), model, f"SER-{h:04d}-{d:02d}", found))
-    for r in range(runs_per_drive):
+    for r in range(first_run, runs_per_drive):
         when = START + timedelta(days=r)
         for i, (host, device, model, serial, found) in enumerate(layout):
             doc = copy.deepcopy(base)
@@ -107,19 +110,25 @@ def documents(hosts: int, drives: int, runs_per_drive: int, seed: int = 27) -> I
 
 
 def build_store(url: str, hosts: int, drives: int, runs_per_drive: int) -> None:
-    """Fill the store at `url` (created when missing) with hosts x drives x runs_per_drive runs, through the
-    Store API, 1,000 runs per transaction."""
+    """Fill the store at `url` (created when missing) with hosts x drives x runs_per_drive runs, through
+    Store.import_runs (the path `disksleuth import` takes, in its batches), without writing a bundle."""
     from disksleuth.store.db import Store
 
-    batch: list[tuple[dict[str, Any], tuple[str, ...], str | None]] = []
     with Store(url) as store:
-        for doc in documents(hosts, drives, runs_per_drive):
-            batch.append((doc, (), None))
-            if len(batch) == 1000:
-                store.save_many(batch)
-                batch = []
-        if batch:
-            store.save_many(batch)
+        store.import_runs(documents(hosts, drives, runs_per_drive))
+
+
+def write_bundle(path: str, docs: Iterator[dict[str, Any]]) -> int:
+    """An export bundle (the shape `disksleuth export` writes) of `docs`, written a run at a time; returns
+    the runs written."""
+    written = 0
+    with open(path, "w") as fh:
+        fh.write('{\n "schema": "disksleuth/1",\n "kind": "export",\n "runs": [')
+        for doc in docs:
+            fh.write(("," if written else "") + "\n" + json.dumps(doc, indent=1))
+            written += 1
+        fh.write("\n ]\n}\n")
+    return written
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple, Protocol
 
-from disksleuth.model import SEVERITY_ORDER
+from disksleuth.model import SEVERITY_ORDER, Finding
 
 
 @dataclass(frozen=True)
@@ -37,40 +38,57 @@ class FleetRow:
 def fleet_rows(runs: list[dict[str, Any]], ordered: bool = True) -> list[FleetRow]:
     """Rows from `store.latest.latest_runs_per_host_device`, worst first (worst_first) unless not `ordered` (for
     with_siblings, which orders them itself)."""
-    rows = []
-    for r in runs:
-        findings = r.get("findings") or []
-        if len(findings) > 1:
-            findings = sorted(findings, key=lambda f: -SEVERITY_ORDER.get(f["severity"], 0))
-        codes = tuple(dict.fromkeys(f["code"] for f in findings if f["severity"] != "ok"))
-        ceiling = r["ceiling_mbps"] if "ceiling_mbps" in r else ((r.get("device") or {}).get("link") or {}).get(
-            "current_ceiling_mbps"
-        )
-        rows.append(
-            FleetRow(
-                host=r.get("hostname") or "(unknown host)",
-                device=r.get("device_name") or "(no device)",
-                model=r.get("device_model"),
-                transport=r.get("device_transport"),
-                run_id=r["id"],
-                started_at=r.get("started_at") or "",
-                kind=r.get("kind") or "",
-                profile=r.get("profile") or "",
-                worst=findings[0]["severity"] if findings else "ok",  # sorted: the first is the worst
-                codes=codes,
-                seq_read_mbps=r.get("seq_read_mbps"),
-                seq_write_mbps=r.get("seq_write_mbps"),
-                ceiling_mbps=ceiling,
-                summary=r.get("summary"),
-                seq_read_run_id=r.get("seq_read_run_id"),
-                seq_read_started_at=r.get("seq_read_started_at"),
-                seq_write_run_id=r.get("seq_write_run_id"),
-                seq_write_started_at=r.get("seq_write_started_at"),
-                firmware=r.get("device_firmware"),
-                serial_id=r.get("device_serial_sha256"),
-            )
-        )
+    rows = [fleet_row(r) for r in runs]
     return sorted(rows, key=worst_first) if ordered else rows
+
+
+def _worst_and_codes(findings: list[dict[str, Any]]) -> tuple[str, tuple[str, ...]]:
+    """A run's worst severity and its finding codes, worst first (ok is no code)."""
+    if not findings:
+        return "ok", ()
+    if len(findings) == 1:  # most runs: no sorting, no dict
+        only = findings[0]
+        return only["severity"], (() if only["severity"] == "ok" else (only["code"],))
+    findings = sorted(findings, key=lambda f: -SEVERITY_ORDER.get(f["severity"], 0))
+    return findings[0]["severity"], tuple(dict.fromkeys(f["code"] for f in findings if f["severity"] != "ok"))
+
+
+def _host(r: dict[str, Any]) -> str:
+    return r.get("hostname") or "(unknown host)"
+
+
+def _device(r: dict[str, Any]) -> str:
+    return r.get("device_name") or "(no device)"
+
+
+def fleet_row(r: dict[str, Any]) -> FleetRow:
+    """The row of one device's newest run (a dict of `latest_runs_per_host_device`), before its siblings."""
+    worst, codes = _worst_and_codes(r.get("findings") or [])
+    ceiling = r["ceiling_mbps"] if "ceiling_mbps" in r else ((r.get("device") or {}).get("link") or {}).get(
+        "current_ceiling_mbps"
+    )
+    return FleetRow(
+        host=_host(r),
+        device=_device(r),
+        model=r.get("device_model"),
+        transport=r.get("device_transport"),
+        run_id=r["id"],
+        started_at=r.get("started_at") or "",
+        kind=r.get("kind") or "",
+        profile=r.get("profile") or "",
+        worst=worst,
+        codes=codes,
+        seq_read_mbps=r.get("seq_read_mbps"),
+        seq_write_mbps=r.get("seq_write_mbps"),
+        ceiling_mbps=ceiling,
+        summary=r.get("summary"),
+        seq_read_run_id=r.get("seq_read_run_id"),
+        seq_read_started_at=r.get("seq_read_started_at"),
+        seq_write_run_id=r.get("seq_write_run_id"),
+        seq_write_started_at=r.get("seq_write_started_at"),
+        firmware=r.get("device_firmware"),
+        serial_id=r.get("device_serial_sha256"),
+    )
 
 
 def worst_first(row: FleetRow) -> tuple[int, int, str, str]:
@@ -78,11 +96,22 @@ def worst_first(row: FleetRow) -> tuple[int, int, str, str]:
     return (-SEVERITY_ORDER.get(row.worst, 0), -len(row.codes), row.host, row.device)
 
 
+def _merged(worst: str, codes: tuple[str, ...], found: Sequence[Finding]) -> tuple[str, tuple[str, ...]]:
+    """A row's worst severity and codes with its unlike_siblings findings joined."""
+    worst = max([worst, *(f.severity for f in found)], key=lambda s: SEVERITY_ORDER.get(s, 0))
+    return worst, tuple(dict.fromkeys([*codes, *(f.code for f in found)]))
+
+
+def with_sibling_findings(row: FleetRow, found: Sequence[Finding]) -> FleetRow:
+    if not found:
+        return row
+    worst, codes = _merged(row.worst, row.codes, found)
+    return replace(row, worst=worst, codes=codes, siblings=tuple(f.to_dict() for f in found))
+
+
 def with_siblings(rows: list[FleetRow]) -> list[FleetRow]:
     """Each row with its drive judged among the drives of the same model and firmware (unlike_siblings):
     the finding joins the row's codes and can make it worse; worst first again."""
-    from dataclasses import replace
-
     from disksleuth.analysis.siblings import Drive, judge_fleet
 
     drives = [
@@ -97,18 +126,67 @@ def with_siblings(rows: list[FleetRow]) -> list[FleetRow]:
         for r in rows
     ]
     found = judge_fleet(drives)
-    out = []
-    for r in rows:
-        mine = found.get((r.host, r.device)) or []
-        if mine:
-            worst = max([r.worst, *(f.severity for f in mine)], key=lambda s: SEVERITY_ORDER.get(s, 0))
-            codes = tuple(dict.fromkeys([*r.codes, *(f.code for f in mine)]))
-            r = replace(r, worst=worst, codes=codes, siblings=tuple(f.to_dict() for f in mine))
-        out.append(r)
+    out = [with_sibling_findings(r, found.get((r.host, r.device)) or []) for r in rows]
     return sorted(out, key=worst_first)
 
 
-def fleet_counts(rows: list[FleetRow]) -> dict[str, int]:
+class FleetKey(NamedTuple):
+    """A device as the counts, the filters and the order need it: light enough for 24,000 of them (a FleetRow
+    is built only for the devices shown). Sorts worst first by itself, as worst_first orders the rows."""
+
+    rank: int  # -severity order
+    minus_codes: int  # -number of codes
+    host: str
+    device: str
+    place: int  # its index in the runs it came from (unique: the order never compares further)
+    model: str | None
+    worst: str
+    codes: tuple[str, ...]
+    started_at: str
+
+
+def fleet_keys(runs: list[dict[str, Any]]) -> tuple[list[FleetKey], dict[tuple[str, str], list[Finding]]]:
+    """Every device's key, its drive judged among its siblings (as with_siblings does), unordered; and the
+    sibling findings by (host, device), for the rows built later (fleet_row, with_sibling_findings)."""
+    from disksleuth.analysis.siblings import Drive, judge_fleet
+
+    def drive(r: dict[str, Any]) -> Drive:  # the run's dict is the figures: seq_read/write_mbps, ceiling_mbps
+        model, firmware, serial_id = r.get("device_model"), r.get("device_firmware"), r.get("device_serial_sha256")
+        return Drive(_host(r), _device(r), model, firmware, r, serial_id)
+
+    found = judge_fleet([drive(r) for r in runs])
+    order = SEVERITY_ORDER
+    keys = []
+    for place, r in enumerate(runs):
+        host, device = _host(r), _device(r)
+        worst, codes = _worst_and_codes(r.get("findings") or [])
+        if found and (mine := found.get((host, device))):
+            worst, codes = _merged(worst, codes, mine)
+        keys.append(
+            FleetKey(
+                -order.get(worst, 0), -len(codes), host, device, place, r.get("device_model"), worst, codes,
+                r.get("started_at") or "",
+            )
+        )  # fmt: skip
+    return keys, found
+
+
+class _Device(Protocol):
+    """What the filters and the counts read of a device: a FleetRow or a FleetKey."""
+
+    @property
+    def host(self) -> str: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def worst(self) -> str: ...
+    @property
+    def codes(self) -> tuple[str, ...]: ...
+    @property
+    def started_at(self) -> str: ...
+
+
+def fleet_counts(rows: Sequence[_Device]) -> dict[str, int]:
     counts = {s: 0 for s in ("critical", "warn", "info", "ok")}
     for row in rows:
         counts[row.worst] = counts.get(row.worst, 0) + 1
@@ -125,7 +203,7 @@ class FleetFilter:
     severity: str | None = None  # this severity or worse
     since_s: float | None = None  # newest run started at or after (epoch seconds)
 
-    def keeps(self, row: FleetRow) -> bool:
+    def keeps(self, row: _Device) -> bool:
         if self.host and not _glob(self.host, row.host):
             return False
         if self.model and not model_matches(self.model, row.model):
@@ -173,7 +251,7 @@ class FleetSummary:
     host_names: tuple[str, ...] = ()  # sorted
 
 
-def summarise(rows: list[FleetRow], store_devices: int) -> FleetSummary:
+def summarise(rows: Sequence[_Device], store_devices: int) -> FleetSummary:
     from collections import Counter
 
     findings: Counter[str] = Counter(code for r in rows for code in r.codes)

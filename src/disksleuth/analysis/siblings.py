@@ -141,8 +141,10 @@ class _Group:
         # per figure: (value, index in members), sorted; the values alone, for the medians
         self._pairs: dict[str, list[tuple[float, int]]] = {}
         for name in {**FIGURES, **COUNTER_FIGURES}:
-            got = {i: v for i, d in enumerate(members) if isinstance(v := d.figures.get(name), (int, float))}
-            self._pairs[name] = [(got[i], i) for i in sorted(got, key=got.__getitem__)]
+            # sorted by value, then by place (the index is unique: tuples never compare further)
+            pairs = [(v, i) for i, d in enumerate(members) if isinstance(v := d.figures.get(name), (int, float))]
+            pairs.sort()
+            self._pairs[name] = pairs
         self.values = {name: [v for v, _i in pairs] for name, pairs in self._pairs.items()}
         self._deviations: dict[tuple[str, float], list[float]] = {}
         # Leaving one drive out moves the median by one place at most: it stays between these two values.
@@ -206,10 +208,15 @@ def judge_fleet(drives: Sequence[Drive]) -> dict[tuple[str, str], list[Finding]]
     out: dict[tuple[str, str], list[Finding]] = {}
     for members in groups.values():
         fast = _Group(members)
-        keys = Counter(d.key for d in members)
+        keys = Counter((d.host, d.device) for d in members)
         serials = Counter(d.serial_id for d in members if d.serial_id)
         # A drive seen under two names (or two rows of one name) has fewer siblings than the group: judged alone.
-        alone = [d for d in members if keys[d.key] > 1 or (d.serial_id is not None and serials[d.serial_id] > 1)]
+        shared = len(keys) < len(members) or any(n > 1 for n in serials.values())
+        alone = (
+            [d for d in members if keys[d.key] > 1 or (d.serial_id is not None and serials[d.serial_id] > 1)]
+            if shared
+            else []
+        )
         judged = {id(d): fast.judge(d) for d in fast.candidates()}
         judged.update({id(d): judge_drive(d, members) for d in alone})
         for d in members:  # in the group's order, as before

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import heapq
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from disksleuth.analysis.codes import FINDING_CODES
-from disksleuth.analysis.fleet import FleetFilter, FleetRow, FleetSummary, fleet_rows, summarise, with_siblings
+from disksleuth.analysis.fleet import (
+    FleetFilter,
+    FleetKey,
+    FleetRow,
+    FleetSummary,
+    fleet_keys,
+    fleet_row,
+    summarise,
+    with_sibling_findings,
+)
 from disksleuth.errors import UsageError
 from disksleuth.run.selection import parse_age_s
 from disksleuth.store.latest import latest_runs_per_host_device
@@ -42,21 +55,53 @@ def fleet(
     show_all: bool = False,
     now_s: float | None = None,
 ) -> FleetView:
-    shown = _limit(limit, show_all)
+    with _without_gc_passes():
+        return _fleet(db, host, model, finding, severity, since, _limit(limit, show_all), now_s)
+
+
+@contextlib.contextmanager
+def _without_gc_passes() -> Iterator[None]:
+    """The tens of thousands of rows and dicts of a large fleet all live until the view is made: the cyclic
+    collector's passes over them free nothing and took ~0.1 s of 0.5 s at 24,000 devices."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _fleet(
+    db: str | None,
+    host: str | None,
+    model: str | None,
+    finding: str | None,
+    severity: str | None,
+    since: str | None,
+    shown: int | None,
+    now_s: float | None,
+) -> FleetView:
     since_s = parse_since_s(since, time.time() if now_s is None else now_s) if since else None
-    # Siblings are judged over every host's drives, then the rows are narrowed by the filters.
-    everything = with_siblings(fleet_rows(latest_runs_per_host_device(db), ordered=False))
+    # Siblings are judged over every host's drives, then the devices are narrowed by the filters. The counts,
+    # filters and order work on light keys; a full row is built only for the devices shown (at 24,000 devices
+    # the rows of all of them cost more than the query).
+    runs = latest_runs_per_host_device(db)
+    everything, siblings = fleet_keys(runs)
     if host:
         _matches_some(host, "host", [r for r in everything if FleetFilter(host=host).keeps(r)], everything)
     if model:
         _matches_some(model, "model", [r for r in everything if FleetFilter(model=model).keeps(r)], everything)
     if finding:
         _known_code(finding, everything)
-    kept = [r for r in everything if FleetFilter(host, model, finding, severity, since_s).keeps(r)]
+    wanted = FleetFilter(host, model, finding, severity, since_s)
+    kept = [k for k in everything if wanted.keeps(k)] if (host or model or finding or severity or since) else everything
+    worst = sorted(kept) if shown is None else heapq.nsmallest(shown, kept)  # FleetKey sorts worst first
+    rows = [with_sibling_findings(fleet_row(runs[k.place]), siblings.get((k.host, k.device)) or []) for k in worst]
     given = {"host": host, "model": model, "finding": finding, "severity": severity, "since": since}
     return FleetView(
         summarise(kept, len(everything)),
-        kept if shown is None else kept[:shown],
+        rows,
         shown,
         {k: v for k, v in given.items() if v},
     )
@@ -78,7 +123,7 @@ def _limit(text: str | None, show_all: bool) -> int | None:
     return value
 
 
-def _matches_some(pattern: str, what: str, matched: list[FleetRow], rows: list[FleetRow]) -> None:
+def _matches_some(pattern: str, what: str, matched: list[FleetKey], rows: list[FleetKey]) -> None:
     """A --host or --model that matches no device is a mistake (a typo, a wrong glob), not an empty fleet."""
     if matched:
         return
@@ -95,7 +140,7 @@ def _matches_some(pattern: str, what: str, matched: list[FleetRow], rows: list[F
     raise UsageError(f"--{what} {pattern}: {problem}; the store has runs of {named}")
 
 
-def _known_code(code: str, rows: list[FleetRow]) -> None:
+def _known_code(code: str, rows: list[FleetKey]) -> None:
     """A code this disksleuth gives, or one a stored run carries (written by another version), is known: a
     known code with no device is an empty answer; anything else is a typo, answered with the known codes."""
     known = FINDING_CODES | {c for r in rows for c in r.codes}

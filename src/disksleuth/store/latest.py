@@ -133,13 +133,13 @@ def latest_runs_per_host_device(
             query = query.where(RUNS.c.device_model == group[0], RUNS.c.device_firmware == group[1])
         result = conn.execute(query)
         names = list(result.keys())
-        runs = [dict(zip(names, row, strict=True)) for row in result]
+        runs = [dict(zip(names, row, strict=True)) for row in result.all()]  # one fetchall, not a fetch per row
         if group:
             newest = sa.select(query.subquery().c.id)
         findings: dict[int, list[dict[str, Any]]] = {r["id"]: [] for r in runs}
         for run_id, code, severity in conn.execute(
             sa.select(FINDINGS.c.run_id, FINDINGS.c.code, FINDINGS.c.severity).where(FINDINGS.c.run_id.in_(newest))
-        ):
+        ).all():
             findings[run_id].append({"code": code, "severity": severity})
         older = _older_seq_figures(conn, runs) if current else {}
     for r in runs:
