@@ -128,19 +128,18 @@ def _case(path: tuple[str, ...]) -> Case:
 def ctx():
     tmp = tempfile.mkdtemp(prefix="disksleuth-contract-")
     shm = f"/dev/shm/disksleuth-contract-{uuid.uuid4().hex[:8]}"
-    os.makedirs(shm)
-    seed = os.path.join(tmp, "seed.sqlite")
-    assert main(["import", EXPORT, "--db", f"sqlite:///{seed}"]) == 0
-    values = {
-        "tree": os.path.join(SYSFS, "scenario_gen4_on_gen3"),
-        "shm": shm,
-        "tmp": tmp,
-        "export": EXPORT,
-        "smartctl": os.path.join(SMARTCTL_FIXTURES, "nvme-null-CT250P2SSD8-nvme0.json"),
-        "seed": seed,
-    }
-    try:
-        yield values
+    try:  # a set-up that fails (an import refused) removes what it made too: one was left in /dev/shm by CI
+        os.makedirs(shm)
+        seed = os.path.join(tmp, "seed.sqlite")
+        assert main(["import", EXPORT, "--db", f"sqlite:///{seed}"]) == 0
+        yield {
+            "tree": os.path.join(SYSFS, "scenario_gen4_on_gen3"),
+            "shm": shm,
+            "tmp": tmp,
+            "export": EXPORT,
+            "smartctl": os.path.join(SMARTCTL_FIXTURES, "nvme-null-CT250P2SSD8-nvme0.json"),
+            "seed": seed,
+        }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(shm, ignore_errors=True)
