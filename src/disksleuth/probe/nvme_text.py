@@ -23,6 +23,7 @@ from disksleuth.model.paste import PastedHealth, PastedNvmeController, PastedNvm
 from disksleuth.model.run import LbaFormat
 from disksleuth.probe.paste_text import iter_lines
 from disksleuth.probe.smart_parse import health_from_smartctl_doc
+from disksleuth.probe.smartctl_text import NVME_HEALTH_FIELDS
 
 # Longer lines are not nvme-cli output (its widest, `nvme list` 2.x, is under 200 characters).
 _MAX_LINE_CHARS = 4096
@@ -56,19 +57,6 @@ _SMART_KEYS = {
     "thermal_management_t2_trans_count": "thermal_mgmt_temperature_2_transition_count",
     "thermal_management_t1_total_time": "thermal_mgmt_temperature_1_total_time",
     "thermal_management_t2_total_time": "thermal_mgmt_temperature_2_total_time",
-}
-# The Health field each log key feeds, for citing its line (the same names probe/smartctl_text.py uses).
-_FIELDS = {
-    "critical_warning": "critical_warning",
-    "temperature": "temperature_c",
-    "available_spare": "available_spare_pct",
-    "available_spare_threshold": "available_spare_threshold_pct",
-    "percentage_used": "percentage_used",
-    "media_errors": "media_errors",
-    "num_err_log_entries": "error_log_entries",
-    "power_on_hours": "power_on_hours",
-    "power_cycles": "power_cycles",
-    "unsafe_shutdowns": "unsafe_shutdowns",
 }
 _SENSOR = re.compile(r"^temperature_sensor_(\d)$")
 
@@ -154,7 +142,7 @@ def parse_nvme_smart_log(text: str, device: str | None = None, first_line: int =
         where["smart_passed"] = where["critical_warning"]
     health = health_from_smartctl_doc(doc)
     lines = dict(where)
-    for key, field_name in _FIELDS.items():
+    for key, field_name in NVME_HEALTH_FIELDS.items():
         if key in where:
             lines[field_name] = where[key]
     return PastedHealth(health, lines)

@@ -412,8 +412,9 @@ def _scsi_counter_row(rest: str) -> dict[str, Any] | None:
     return out
 
 
-# The Health field each fact feeds, for citing its line ("percentage_used" came from line 412).
-_NVME_FIELDS = {
+# The Health field each NVMe fact feeds, for citing its line ("percentage_used" came from line 412); nvme-cli's
+# smart-log keys are the same (probe/nvme_text.py).
+NVME_HEALTH_FIELDS = {
     "critical_warning": "critical_warning",
     "temperature": "temperature_c",
     "available_spare": "available_spare_pct",
@@ -422,6 +423,7 @@ _NVME_FIELDS = {
     "media_errors": "media_errors",
     "num_err_log_entries": "error_log_entries",
     "power_on_hours": "power_on_hours",
+    "power_cycles": "power_cycles",
     "unsafe_shutdowns": "unsafe_shutdowns",
 }
 _ATA_FIELDS = {5: "ata_reallocated_sectors", 197: "ata_pending_sectors", 198: "ata_offline_uncorrectable"}
@@ -430,7 +432,7 @@ _ATA_FIELDS[199] = "ata_crc_errors"
 
 def _field_lines(where: dict[str, int]) -> dict[str, int]:
     out = dict(where)
-    for key, field_name in _NVME_FIELDS.items():
+    for key, field_name in NVME_HEALTH_FIELDS.items():
         if key in where:
             out.setdefault(field_name, where[key])
     for attr_id, field_name in _ATA_FIELDS.items():
