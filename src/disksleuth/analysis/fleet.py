@@ -36,8 +36,8 @@ class FleetRow:
 
 
 def fleet_rows(runs: list[dict[str, Any]], ordered: bool = True) -> list[FleetRow]:
-    """Rows from `store.latest.latest_runs_per_host_device`, worst first (worst_first) unless not `ordered` (for
-    with_siblings, which orders them itself)."""
+    """Rows from `store.latest.latest_runs_per_host_device`, worst first (worst_first) unless not `ordered` (the
+    siblings of one drive in `check`, whose order does not matter)."""
     rows = [fleet_row(r) for r in runs]
     return sorted(rows, key=worst_first) if ordered else rows
 
@@ -109,27 +109,6 @@ def with_sibling_findings(row: FleetRow, found: Sequence[Finding]) -> FleetRow:
     return replace(row, worst=worst, codes=codes, siblings=tuple(f.to_dict() for f in found))
 
 
-def with_siblings(rows: list[FleetRow]) -> list[FleetRow]:
-    """Each row with its drive judged among the drives of the same model and firmware (unlike_siblings):
-    the finding joins the row's codes and can make it worse; worst first again."""
-    from disksleuth.analysis.siblings import Drive, judge_fleet
-
-    drives = [
-        Drive(
-            r.host,
-            r.device,
-            r.model,
-            r.firmware,
-            {"seq_read_mbps": r.seq_read_mbps, "seq_write_mbps": r.seq_write_mbps, "ceiling_mbps": r.ceiling_mbps},
-            r.serial_id,
-        )
-        for r in rows
-    ]
-    found = judge_fleet(drives)
-    out = [with_sibling_findings(r, found.get((r.host, r.device)) or []) for r in rows]
-    return sorted(out, key=worst_first)
-
-
 class FleetKey(NamedTuple):
     """A device as the counts, the filters and the order need it: light enough for 24,000 of them (a FleetRow
     is built only for the devices shown). Sorts worst first by itself, as worst_first orders the rows."""
@@ -146,7 +125,7 @@ class FleetKey(NamedTuple):
 
 
 def fleet_keys(runs: list[dict[str, Any]]) -> tuple[list[FleetKey], dict[tuple[str, str], list[Finding]]]:
-    """Every device's key, its drive judged among its siblings (as with_siblings does), unordered; and the
+    """Every device's key, its drive judged among its siblings of the same model and firmware, unordered; and the
     sibling findings by (host, device), for the rows built later (fleet_row, with_sibling_findings)."""
     from disksleuth.analysis.siblings import Drive, judge_fleet
 
