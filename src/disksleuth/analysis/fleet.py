@@ -53,19 +53,25 @@ def _worst_and_codes(findings: list[dict[str, Any]]) -> tuple[str, tuple[str, ..
     return findings[0]["severity"], tuple(dict.fromkeys(f["code"] for f in findings if f["severity"] != "ok"))
 
 
+_NO_HOST = "(unknown host)"
+_NO_DEVICE = "(no device)"
+
+
 def _host(r: dict[str, Any]) -> str:
-    return r.get("hostname") or "(unknown host)"
+    return r.get("hostname") or _NO_HOST
 
 
 def _device(r: dict[str, Any]) -> str:
-    return r.get("device_name") or "(no device)"
+    return r.get("device_name") or _NO_DEVICE
 
 
 def fleet_row(r: dict[str, Any]) -> FleetRow:
     """The row of one device's newest run (a dict of `latest_runs_per_host_device`), before its siblings."""
     worst, codes = _worst_and_codes(r.get("findings") or [])
-    ceiling = r["ceiling_mbps"] if "ceiling_mbps" in r else ((r.get("device") or {}).get("link") or {}).get(
-        "current_ceiling_mbps"
+    ceiling = (
+        r["ceiling_mbps"]
+        if "ceiling_mbps" in r
+        else ((r.get("device") or {}).get("link") or {}).get("current_ceiling_mbps")
     )
     return FleetRow(
         host=_host(r),
@@ -129,24 +135,30 @@ def fleet_keys(runs: list[dict[str, Any]]) -> tuple[list[FleetKey], dict[tuple[s
     sibling findings by (host, device), for the rows built later (fleet_row, with_sibling_findings)."""
     from disksleuth.analysis.siblings import Drive, judge_fleet
 
-    def drive(r: dict[str, Any]) -> Drive:  # the run's dict is the figures: seq_read/write_mbps, ceiling_mbps
-        model, firmware, serial_id = r.get("device_model"), r.get("device_firmware"), r.get("device_serial_sha256")
-        return Drive(_host(r), _device(r), model, firmware, r, serial_id)
-
-    found = judge_fleet([drive(r) for r in runs])
+    # One pass, names read once per device: at 24,000 devices each call and .get per device costs milliseconds.
+    drives = [
+        Drive(
+            r.get("hostname") or _NO_HOST,
+            r.get("device_name") or _NO_DEVICE,
+            r.get("device_model"),
+            r.get("device_firmware"),
+            r,  # the run's dict is the figures: seq_read/write_mbps, ceiling_mbps
+            r.get("device_serial_sha256"),
+        )
+        for r in runs
+    ]
+    found = judge_fleet(drives)
     order = SEVERITY_ORDER
     keys = []
-    for place, r in enumerate(runs):
-        host, device = _host(r), _device(r)
+    for place, (r, (host, device, model, *_rest)) in enumerate(zip(runs, drives, strict=True)):
         worst, codes = _worst_and_codes(r.get("findings") or [])
         if found and (mine := found.get((host, device))):
             worst, codes = _merged(worst, codes, mine)
         keys.append(
             FleetKey(
-                -order.get(worst, 0), -len(codes), host, device, place, r.get("device_model"), worst, codes,
-                r.get("started_at") or "",
+                -order.get(worst, 0), -len(codes), host, device, place, model, worst, codes, r.get("started_at") or ""
             )
-        )  # fmt: skip
+        )
     return keys, found
 
 
@@ -246,8 +258,6 @@ def summarise(rows: Sequence[_Device], store_devices: int) -> FleetSummary:
         store_devices=store_devices,
         by_severity=fleet_counts(rows),
         by_finding=sorted(findings.items(), key=lambda kv: (-kv[1], kv[0])),
-        by_model=sorted(
-            models.items(), key=lambda kv: (-kv[1]["critical"], -kv[1]["warn"], -kv[1]["devices"], kv[0])
-        ),
+        by_model=sorted(models.items(), key=lambda kv: (-kv[1]["critical"], -kv[1]["warn"], -kv[1]["devices"], kv[0])),
         host_names=tuple(hosts),
     )

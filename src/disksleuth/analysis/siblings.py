@@ -15,7 +15,8 @@ import itertools
 import statistics
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import NamedTuple
 
 from disksleuth.model import Finding
 
@@ -35,15 +36,15 @@ FIGURES: dict[str, tuple[str, str, bool]] = {
 COUNTER_FIGURES: dict[str, tuple[str, str, bool]] = {}  # hook: health counters (lower is better) join here
 
 
-@dataclass(frozen=True)
-class Drive:
-    """One drive's newest figures: where it is (host, device), what it is (model, firmware)."""
+class Drive(NamedTuple):
+    """One drive's newest figures: where it is (host, device), what it is (model, firmware). A NamedTuple, not
+    a frozen dataclass: `fleet` makes one per device, and 24,000 frozen dataclasses took 60 ms to build."""
 
     host: str
     device: str
     model: str | None
     firmware: str | None
-    figures: Mapping[str, float | None] = field(default_factory=dict)
+    figures: Mapping[str, float | None] = MappingProxyType({})
     serial_id: str | None = None  # the same drive seen under two names is one drive, not two siblings
 
     @property
@@ -208,15 +209,14 @@ def judge_fleet(drives: Sequence[Drive]) -> dict[tuple[str, str], list[Finding]]
     out: dict[tuple[str, str], list[Finding]] = {}
     for members in groups.values():
         fast = _Group(members)
-        keys = Counter((d.host, d.device) for d in members)
-        serials = Counter(d.serial_id for d in members if d.serial_id)
         # A drive seen under two names (or two rows of one name) has fewer siblings than the group: judged alone.
-        shared = len(keys) < len(members) or any(n > 1 for n in serials.values())
-        alone = (
-            [d for d in members if keys[d.key] > 1 or (d.serial_id is not None and serials[d.serial_id] > 1)]
-            if shared
-            else []
-        )
+        # Sets first: counting every group's names and serials cost 40 ms at 24,000 drives, and is rarely needed.
+        serial_ids = [d.serial_id for d in members if d.serial_id]
+        alone = []
+        if len({(d.host, d.device) for d in members}) < len(members) or len(set(serial_ids)) < len(serial_ids):
+            keys = Counter((d.host, d.device) for d in members)
+            serials = Counter(serial_ids)
+            alone = [d for d in members if keys[d.key] > 1 or (d.serial_id is not None and serials[d.serial_id] > 1)]
         judged = {id(d): fast.judge(d) for d in fast.candidates()}
         judged.update({id(d): judge_drive(d, members) for d in alone})
         for d in members:  # in the group's order, as before
