@@ -229,6 +229,17 @@ def in_cgroup(procs: str, argv: list[str]) -> list[str]:
     return ["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *argv]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # A shell without job control starts a background job (`./quickstart test &`, nohup) with SIGINT ignored, and
+    # an ignored signal stays ignored across exec: every disksleuth the tests start would ignore the Ctrl-C that
+    # the signal tests send, and those tests failed (SIGINT [2] cases) for the way the suite was started. A
+    # handled signal is reset to the default at exec, so the children get Ctrl-C back.
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     shutil.rmtree(_STORE_DIR, ignore_errors=True)
 
@@ -418,8 +429,8 @@ def metric_value(text: str, name: str, **labels: str) -> float | None:
     return None
 
 
-# --- pytest-xdist (-n 2): a test that asserts a rate or a time runs alone --------------------------
-# Marked `alone`, a test waits until the other worker's current test ends, and the other worker starts
+# --- pytest-xdist (-n 3): a test that asserts a rate or a time runs alone --------------------------
+# Marked `alone`, a test waits until the other workers' current tests end, and the other workers start
 # nothing new until it is done: a loaded CPU makes a RAM loop device miss its throttle or an emulated
 # cache's watcher switch late, which is noise, not a defect. Every other test may share the machine.
 # Two flock(2) files: `.gate` gives the exclusive taker its turn, `.lock` is shared by ordinary tests.
