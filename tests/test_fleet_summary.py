@@ -147,6 +147,8 @@ def test_limit_all_and_each_filter(cli, db):
         (["--since", "7x"], "--since '7x': unknown unit 'x'"),
         (["--since", "2026-13-45"], "--since '2026-13-45': not a date"),
         (["--since", "6m"], "--since '6m': m could be minutes or months"),
+        # --since takes a date as well as an age: its words said only "give an age such as 30d ..."
+        (["--since", "yesterday"], "give an age such as 30d, 12h, 2w, 90min, 6mo or 1y, or a date such as 2026-11-20"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(cli, tmp_path, args, words):

@@ -161,4 +161,7 @@ def parse_since_s(text: str, now_s: float) -> float:
                 "or an age such as 7d or 12h"
             ) from None
         return (when.astimezone() if when.tzinfo is None else when).timestamp()
-    return now_s - parse_age_s(given, "--since")
+    try:
+        return now_s - parse_age_s(given, "--since")
+    except UsageError as exc:  # --since takes a date too: say so, where --older-than's words would not
+        raise UsageError(f"{exc}, or a date such as 2026-11-20") from None
