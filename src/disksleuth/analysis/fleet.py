@@ -150,7 +150,8 @@ def fleet_keys(runs: list[dict[str, Any]]) -> tuple[list[FleetKey], dict[tuple[s
     found = judge_fleet(drives)
     order = SEVERITY_ORDER
     keys = []
-    for place, (r, (host, device, model, *_rest)) in enumerate(zip(runs, drives, strict=True)):
+    for place, (r, d) in enumerate(zip(runs, drives, strict=True)):
+        host, device, model = d.host, d.device, d.model
         worst, codes = _worst_and_codes(r.get("findings") or [])
         if found and (mine := found.get((host, device))):
             worst, codes = _merged(worst, codes, mine)

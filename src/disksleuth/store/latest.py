@@ -107,7 +107,8 @@ def latest_runs_per_host_device(db_url: str | None, group: tuple[str, str] | Non
     more reads their findings."""
     with _existing_store(db_url) as store, store._errors("read"), store.engine.connect() as conn:
         current = store.schema >= FLEET_SCHEMA
-        if conn.dialect.name == "postgresql":
+        postgresql = conn.dialect.name == "postgresql"
+        if postgresql:
             # The newest-run query reads (host, device, id) of every run. PostgreSQL's default random_page_cost
             # (4, a spinning disk's) made it scan the whole table, 375 MB at 240,000 runs (their JSON columns),
             # instead of the 19 MB index ix_runs_fleet: 0.36 s against 0.14 s. SSD's usual 1.1, for this
@@ -139,7 +140,7 @@ def latest_runs_per_host_device(db_url: str | None, group: tuple[str, str] | Non
         names = list(result.keys())
         runs = [dict(zip(names, row, strict=True)) for row in result.all()]  # one fetchall, not a fetch per row
         findings: dict[int, list[dict[str, Any]]] = {r["id"]: [] for r in runs}
-        if conn.dialect.name == "postgresql":
+        if postgresql:
             # The ids just read, as one array: asking the newest runs again cost PostgreSQL a second pass over
             # the index (0.15 s of a 1.0 s `fleet` at 240,000 runs).
             from sqlalchemy.dialects.postgresql import ARRAY
