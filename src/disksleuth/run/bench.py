@@ -18,7 +18,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import FrameType
 from typing import Any
 
@@ -77,23 +77,46 @@ class FillInterrupted(EnvironmentProblem):
     """The scratch file was not laid out: fio ended before the size or the time limit."""
 
 
+class Signalled:
+    """The stopping signal that arrived, kept. A signal handler's exception can be lost: raised while Python runs
+    an at-fork callback (logging's lock release, each time fio is started) or a __del__, it is printed as
+    "Exception ignored" and the run went on, to exit 1 with the scratch file's fate left to chance (CI saw a
+    SIGHUP lost that way). The run asks `check()` between tests and at each fio status line, and once more on
+    the way out, so a lost exception is raised again."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+
+    def check(self) -> None:
+        if self.signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        if self.signum is not None:
+            raise Terminated(self.signum)
+
+
 @contextlib.contextmanager
-def sigterm_as_exception() -> Iterator[None]:
+def sigterm_as_exception() -> Iterator[Signalled]:
     """SIGTERM and SIGHUP (a closed terminal) unwind like Ctrl-C, so every `finally` runs: without it
-    SIGHUP's default action kills the process on the spot and leaves the scratch file behind."""
+    SIGHUP's default action kills the process on the spot and leaves the scratch file behind. Ctrl-C is
+    kept too (Signalled), and raised as KeyboardInterrupt as Python's own handler does."""
+    signalled = Signalled()
 
     def handler(signum: int, frame: object) -> None:
-        raise Terminated(signum)
+        signalled.signum = signum
+        signalled.check()
 
     previous: dict[int, Callable[[int, FrameType | None], Any] | int] = {}
     try:
-        for sig in TERMINATING_SIGNALS:
+        for sig in (*TERMINATING_SIGNALS, signal.SIGINT):
+            if sig == signal.SIGINT and signal.getsignal(sig) is not signal.default_int_handler:
+                continue  # Ctrl-C ignored (a background job) or handled by the caller: leave it so
             previous[sig] = signal.signal(sig, handler) or signal.SIG_DFL  # None: set outside Python
     except ValueError:  # not the main thread (tests running us in a thread)
-        yield
+        yield signalled
         return
     try:
-        yield
+        yield signalled
+        signalled.check()  # arrived, and its exception was lost: raised now
     finally:
         for signum, old in previous.items():
             signal.signal(signum, old)
@@ -307,6 +330,7 @@ class _Ctx:
     version: str
     temperature: Callable[[], float | None]
     stop_rule: StopRuleFactory
+    signalled: Signalled = field(default_factory=Signalled)  # a stopping signal whose exception may have been lost
 
 
 def run_bench(
@@ -369,8 +393,8 @@ def execute(plan: BenchPlan, events: Events, version: str, *, stop_rule: StopRul
     started = _now_iso()
     notes = [*plan.without_root, *plan.notes]
     watch = HealthWatch(target, notes, read_health=plan.read_health)
-    with sigterm_as_exception(), watch:
-        ctx = _Ctx(events, version, watch.latest_temperature, stop_rule)
+    with sigterm_as_exception() as signalled, watch:
+        ctx = _Ctx(events, version, watch.latest_temperature, stop_rule, signalled)
         with _main_target(plan, ctx) as (plan, where, where_notes):
             notes.extend(where_notes)
             passes = [_run_pass(plan, plan.tests, where, ctx, watch) for _ in range(plan.passes)]
@@ -488,6 +512,7 @@ def _run_pass(
     results: list[TestResult] = []
     budget_left = plan.measure_budget_s
     for i, step in enumerate(steps):
+        ctx.signalled.check()
         if step.kind == "fill":
             assert watch is not None
             results.append(_run_fill(step, where, ctx, watch, plan.recovery_idle_s))
@@ -581,7 +606,12 @@ def _run_fill(step: TestStep, where: Where, ctx: _Ctx, watch: HealthWatch, recov
     from disksleuth.run.fill import run_fill
 
     warning_c = watch.before.temperature_warning_c if watch.before else None
-    return run_fill(step, where, ctx.events, ctx.version, ctx.temperature, warning_c, recovery_idle_s)
+
+    def temperature() -> float | None:  # asked at each of the fill's status lines: a lost stop is raised here
+        ctx.signalled.check()
+        return ctx.temperature()
+
+    return run_fill(step, where, ctx.events, ctx.version, temperature, warning_c, recovery_idle_s)
 
 
 def _run_test(step: TestStep, where: Where, ctx: _Ctx) -> TestResult:
@@ -595,6 +625,7 @@ def _run_test(step: TestStep, where: Where, ctx: _Ctx) -> TestResult:
 
     def on_status(sample: StatusSample) -> None:
         nonlocal stop_requested, decided_at
+        ctx.signalled.check()
         live.append(sample)
         temp = ctx.temperature()
         if temp is not None:
