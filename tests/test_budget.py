@@ -38,7 +38,9 @@ def _run_pass_with(plan, measured_share: float) -> list[tuple[str, float, float]
     real = bench._run_test
     bench._run_test = fake_test
     try:
-        bench._run_pass(plan, plan.tests, where=None, ctx=None)  # type: ignore[arg-type]
+        # A real context: the pass asks it, between tests, whether a stop signal came (fake_test ignores it).
+        ctx = bench._Ctx(bench.QuietEvents(), "fio-3.33", lambda: None, bench.confidence_stop_rule)
+        bench._run_pass(plan, plan.tests, where=None, ctx=ctx)  # type: ignore[arg-type]
     finally:
         bench._run_test = real
     return seen

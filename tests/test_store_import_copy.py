@@ -8,6 +8,8 @@ import sys
 import time
 from typing import Any
 
+import pytest
+
 from disksleuth.store.db import Store
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
@@ -31,6 +33,7 @@ def _import_rate(url: str, docs: list[dict[str, Any]]) -> float:
     return (len(docs) - 50) / took_s
 
 
+@pytest.mark.alone  # a rate: with three xdist workers beside it, PostgreSQL's import fell to 177 runs/s in CI
 def test_postgresql_imports_about_as_fast_as_sqlite(tmp_path, fresh_postgres_url):
     # One INSERT per row on the server (psycopg 3's pipelined executemany) held PostgreSQL to under a third of
     # SQLite's rate for runs with 240 series points (96-121 against 321-416 runs/s); by COPY it is 0.9-1x.
