@@ -33,7 +33,10 @@ def _import_rate(url: str, docs: list[dict[str, Any]]) -> float:
     return (len(docs) - 50) / took_s
 
 
-@pytest.mark.alone  # a rate: with three xdist workers beside it, PostgreSQL's import fell to 177 runs/s in CI
+# A rate: with three xdist workers beside it, PostgreSQL's import fell to 177 runs/s in CI. Alone, it holds the
+# other workers idle, so it runs in the whole suite, not the fast lane (the COPY path's other tests are in both).
+@pytest.mark.alone
+@pytest.mark.slow
 def test_postgresql_imports_about_as_fast_as_sqlite(tmp_path, fresh_postgres_url):
     # One INSERT per row on the server (psycopg 3's pipelined executemany) held PostgreSQL to under a third of
     # SQLite's rate for runs with 240 series points (96-121 against 321-416 runs/s); by COPY it is 0.9-1x.
