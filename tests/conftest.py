@@ -3,6 +3,7 @@ cgroups, each cleaned up after the test."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import json
@@ -21,6 +22,7 @@ from disksleuth.model.run import SeriesPoint, TestResult
 
 # Every test, and every disksleuth it starts, saves runs into a throwaway store, never ~/.local/share.
 _STORE_DIR = tempfile.mkdtemp(prefix="disksleuth-test-store-")
+atexit.register(shutil.rmtree, _STORE_DIR, ignore_errors=True)  # one per pytest process, each run
 os.environ["DISKSLEUTH_DB"] = f"sqlite:///{_STORE_DIR}/results.sqlite"
 # A run the store refuses is kept under the data directory: that one is throwaway too.
 os.environ["XDG_DATA_HOME"] = os.path.join(_STORE_DIR, "data")
@@ -28,6 +30,7 @@ os.environ["XDG_DATA_HOME"] = os.path.join(_STORE_DIR, "data")
 # inherit COLUMNS=80 LINES=24, which wrapped header lines that tests look for whole.
 for _name in ("COLUMNS", "LINES"):
     os.environ.pop(_name, None)
+
 
 @pytest.fixture(autouse=True)
 def _own_store(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,6 +12,8 @@ import contextlib
 import dataclasses
 import math
 import os
+import sqlite3
+import time
 import uuid as uuid_mod
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
@@ -153,8 +155,8 @@ class Store:
         """Database exceptions -> one line that names the store and what went wrong, no SQL."""
         try:
             yield
-        except sa.exc.DBAPIError as exc:
-            reason = first_line(exc.orig)
+        except (sa.exc.DBAPIError, sqlite3.Error) as exc:  # sqlite3's own: the raw connection of _wal()
+            reason = first_line(exc.orig if isinstance(exc, sa.exc.DBAPIError) else exc)
             if "locked" in reason or "busy" in reason:
                 raise StoreError(
                     f"the results store {self.url} is locked by another process "
@@ -192,7 +194,20 @@ class Store:
         it writes the header, and a read of a 0-byte file once turned it into a 4 KiB database. On the raw
         connection, because the mode cannot change inside the transaction SQLAlchemy would begin."""
         with self.engine.connect() as conn:
-            conn.connection.dbapi_connection.execute("PRAGMA journal_mode=WAL")  # type: ignore[union-attr]
+            raw = conn.connection.dbapi_connection
+            deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+            while True:
+                try:
+                    raw.execute("PRAGMA journal_mode=WAL")  # type: ignore[union-attr]
+                    return
+                except sqlite3.OperationalError as exc:
+                    # Leaving rollback mode needs the file to itself, and SQLite answers "database is locked"
+                    # at once, without its busy handler, while another process holds a lock on a new store
+                    # (CI: two hosts' first `check` into one new file; one run was kept unsaved). Wait as a
+                    # write would.
+                    if "locked" not in str(exc) or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.02)
 
     def migrate(self, target: int = SCHEMA_VERSION, create: bool = True) -> None:
         """Apply the missing migrations. The common case (up to date) takes no lock; otherwise the
