@@ -22,7 +22,8 @@ from disksleuth.model.run import SeriesPoint, TestResult
 
 # Every test, and every disksleuth it starts, saves runs into a throwaway store, never ~/.local/share.
 _STORE_DIR = tempfile.mkdtemp(prefix="disksleuth-test-store-")
-atexit.register(shutil.rmtree, _STORE_DIR, ignore_errors=True)  # one per pytest process, each run
+# Removed at exit, whichever way the process ends its session: one per pytest process (controller, workers).
+atexit.register(shutil.rmtree, _STORE_DIR, ignore_errors=True)
 os.environ["DISKSLEUTH_DB"] = f"sqlite:///{_STORE_DIR}/results.sqlite"
 # A run the store refuses is kept under the data directory: that one is throwaway too.
 os.environ["XDG_DATA_HOME"] = os.path.join(_STORE_DIR, "data")
@@ -241,10 +242,6 @@ def pytest_configure(config: pytest.Config) -> None:
 
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    shutil.rmtree(_STORE_DIR, ignore_errors=True)
 
 
 def result_with_series(values: list[float], start_s: float = 1.0) -> TestResult:

@@ -63,5 +63,5 @@ def test_health_and_check_word_a_virtual_disk_alike(cli):
         assert health.err.strip() == f"disksleuth: {dev}: {reason}"
         health_json = cli("health", dev, "--json")
         assert health_json.json()["error"]["message"] == f"{dev}: {reason}"
-        check = cli("check", dev, "--json", "--no-save")
+        check = cli("check", dev, "--json", "--no-save", "--time", "1")  # the health block, not the figures
         assert check.json()["health"]["not_read_reason"] == reason

@@ -112,3 +112,52 @@ def test_a_lost_stop_signal_ends_the_run_at_the_next_check_not_at_its_end():
                 _SignalInDel(signal.SIGHUP)
             done.append(i)
     assert done == [0]  # the second test never started
+
+
+
+@needs_fio
+@pytest.mark.parametrize("where", ["popen", "reader"])
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGINT])
+def test_a_stop_signal_as_fio_starts_stops_fio(tmp_path, monkeypatch, where, signum):
+    """CI: fio outlived `bench` after a SIGHUP that landed while fio was being started. The handler's exception
+    came out of Popen (as when it lands while Python waits for the exec) or out of starting fio's stderr reader,
+    before the run held fio, so nothing stopped it."""
+    import subprocess
+    import threading
+
+    from disksleuth.errors import Terminated
+    from disksleuth.probe import fio
+    from disksleuth.run.bench import sigterm_as_exception
+
+    started: list[subprocess.Popen[str]] = []  # fio, which the exception would otherwise hide from the test
+
+    class KeptPopen(subprocess.Popen):  # type: ignore[type-arg]
+        def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+            super().__init__(*args, **kwargs)
+            started.append(self)
+            if where == "popen":
+                os.kill(os.getpid(), signum)
+
+    class SignalOnStart(threading.Thread):
+        def start(self) -> None:
+            os.kill(os.getpid(), signum)
+            super().start()
+
+    monkeypatch.setattr(subprocess, "Popen", KeptPopen)
+    if where == "reader":
+        monkeypatch.setattr(threading, "Thread", SignalOnStart)
+    target = tmp_path / "f"
+    target.write_bytes(b"\0" * (4 << 20))
+    argv = ["fio", "--name=t", f"--filename={target}", "--rw=read", "--size=4M", "--time_based", "--runtime=30"]
+    argv += ["--thread", "--output-format=json"]
+    expected = KeyboardInterrupt if signum == signal.SIGINT else Terminated
+    try:
+        with pytest.raises(expected), sigterm_as_exception():
+            fio.run_job(argv, timeout_s=60)
+        assert len(started) == 1
+        assert started[0].poll() is not None, "fio was left running"
+    finally:
+        for proc in started:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()

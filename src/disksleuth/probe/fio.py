@@ -192,17 +192,22 @@ def run_job(
         else f"{round(status_interval_s * 1000)}ms"
     )
     full = [*argv, f"--status-interval={interval}"]
-    proc = runner.popen(full, pass_fds=pass_fds)
     stderr_chunks: list[str] = []
-    drain = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read() if proc.stderr else ""))
-    drain.daemon = True
-    drain.start()
-    started = time.monotonic()
     samples: list[StatusSample] = []
     buf = ""
     stopping = False
     stdout_all: list[str] = []
+    proc: subprocess.Popen[str] | None = None
+    drain: threading.Thread | None = None
     try:
+        # Everything after fio exists is inside this `try`: a stop signal then ends fio too, never leaves it running.
+        with runner.child_starting():
+            proc = runner.popen(full, pass_fds=pass_fds)
+        err_pipe = proc.stderr
+        drain = threading.Thread(target=lambda: stderr_chunks.append(err_pipe.read() if err_pipe else ""))
+        drain.daemon = True
+        drain.start()
+        started = time.monotonic()
         assert proc.stdout is not None
         for line in proc.stdout:
             stdout_all.append(line)
@@ -227,8 +232,10 @@ def run_job(
     except subprocess.TimeoutExpired as exc:
         raise CommandTimeout(full, timeout_s) from exc
     finally:
-        stop(proc)
-        drain.join(timeout=5)
+        if proc is not None:
+            stop(proc)
+        if drain is not None and drain.ident is not None:  # started
+            drain.join(timeout=5)
     stdout = "".join(stdout_all)
     stderr = "".join(stderr_chunks)
     # A killed job leaves fio's report whole but its figures cut short (fio 3.33 prints error 0 and

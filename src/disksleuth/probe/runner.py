@@ -3,13 +3,15 @@ typed errors that carry stderr."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 
 from disksleuth.errors import CommandFailed, CommandTimeout, ToolMissing
 
@@ -121,3 +123,41 @@ def popen(argv: Sequence[str], *, pass_fds: Sequence[int] = ()) -> subprocess.Po
         pass_fds=tuple(pass_fds),
         preexec_fn=_die_with_parent(),
     )
+
+
+@dataclass
+class _Starting:
+    depth: int = 0  # the main thread is inside child_starting()
+    held: list[int] = field(default_factory=list)  # stop signals that arrived meanwhile
+
+
+# Process-wide, as signal handlers are: the main thread starting a child, and the stop signals held meanwhile.
+_STARTING = _Starting()
+
+
+@contextlib.contextmanager
+def child_starting() -> Iterator[None]:
+    """Around starting a child the caller must stop again (fio). A stop signal whose handler raised inside
+    Popen (waiting for the exec, or in an at-fork callback) left fio running with nobody to stop it; CI saw
+    one outlive `bench` after SIGHUP. A handler asks hold_stop_signal() first: while the main thread is in
+    here the signal is kept, and sent again on the way out, when the caller's `finally` can stop the child."""
+    if threading.current_thread() is not threading.main_thread():  # signal handlers run in the main thread only
+        yield
+        return
+    _STARTING.depth += 1
+    try:
+        yield
+    finally:
+        _STARTING.depth -= 1
+        if not _STARTING.depth:
+            held, _STARTING.held = _STARTING.held, []
+            for signum in dict.fromkeys(held):
+                signal.raise_signal(signum)
+
+
+def hold_stop_signal(signum: int) -> bool:
+    """For a stop signal's handler: True, and the signal kept for later, while a child is being started."""
+    if _STARTING.depth:
+        _STARTING.held.append(signum)
+        return True
+    return False

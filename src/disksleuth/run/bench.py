@@ -103,7 +103,8 @@ def sigterm_as_exception() -> Iterator[Signalled]:
 
     def handler(signum: int, frame: object) -> None:
         signalled.signum = signum
-        signalled.check()
+        if not runner.hold_stop_signal(signum):  # fio being started: raised again once the run holds it
+            signalled.check()
 
     previous: dict[int, Callable[[int, FrameType | None], Any] | int] = {}
     try:
