@@ -116,17 +116,17 @@ def test_a_lost_stop_signal_ends_the_run_at_the_next_check_not_at_its_end():
 
 
 @needs_fio
-@pytest.mark.parametrize("where", ["popen", "reader"])
+@pytest.mark.parametrize("where", ["popen", "reader", "probe"])
 @pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGINT])
 def test_a_stop_signal_as_fio_starts_stops_fio(tmp_path, monkeypatch, where, signum):
     """CI: fio outlived `bench` after a SIGHUP that landed while fio was being started. The handler's exception
     came out of Popen (as when it lands while Python waits for the exec) or out of starting fio's stderr reader,
-    before the run held fio, so nothing stopped it."""
+    before the run held fio, so nothing stopped it. A short tool run (`probe`: an engine probe, smartctl) too."""
     import subprocess
     import threading
 
     from disksleuth.errors import Terminated
-    from disksleuth.probe import fio
+    from disksleuth.probe import fio, runner
     from disksleuth.run.bench import sigterm_as_exception
 
     started: list[subprocess.Popen[str]] = []  # fio, which the exception would otherwise hide from the test
@@ -135,7 +135,7 @@ def test_a_stop_signal_as_fio_starts_stops_fio(tmp_path, monkeypatch, where, sig
         def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
             super().__init__(*args, **kwargs)
             started.append(self)
-            if where == "popen":
+            if where in ("popen", "probe"):
                 os.kill(os.getpid(), signum)
 
     class SignalOnStart(threading.Thread):
@@ -153,7 +153,10 @@ def test_a_stop_signal_as_fio_starts_stops_fio(tmp_path, monkeypatch, where, sig
     expected = KeyboardInterrupt if signum == signal.SIGINT else Terminated
     try:
         with pytest.raises(expected), sigterm_as_exception():
-            fio.run_job(argv, timeout_s=60)
+            if where == "probe":
+                runner.run(argv, timeout_s=60)
+            else:
+                fio.run_job(argv, timeout_s=60)
         assert len(started) == 1
         assert started[0].poll() is not None, "fio was left running"
     finally:

@@ -59,24 +59,31 @@ def run(
     argv = [str(a) for a in argv]
     if shutil.which(argv[0]) is None:
         raise ToolMissing(argv[0], PACKAGES.get(argv[0]))
+    proc: subprocess.Popen[str] | None = None
     try:
-        proc = subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout_s,
-            stdin=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent() if die_with_parent else None,
-            pass_fds=tuple(pass_fds),
-        )
+        with child_starting():  # a stop signal meanwhile is raised once `proc` is set: `finally` kills it
+            proc = subprocess.Popen(
+                argv,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                errors="replace",
+                stdin=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent() if die_with_parent else None,
+                pass_fds=tuple(pass_fds),
+            )
+        stdout, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired as exc:
         raise CommandTimeout(argv, timeout_s) from exc
     except OSError as exc:  # e.g. permission denied on the binary
         raise CommandFailed(argv, 126, "", str(exc)) from exc
+    finally:
+        if proc is not None and proc.returncode is None:  # stopped early (a time-out, a signal): never left running
+            proc.kill()
+            proc.communicate()
     if check and proc.returncode not in ok_codes:
-        raise CommandFailed(argv, proc.returncode, proc.stdout, proc.stderr)
-    return Result(tuple(argv), proc.returncode, proc.stdout, proc.stderr)
+        raise CommandFailed(argv, proc.returncode, stdout, stderr)
+    return Result(tuple(argv), proc.returncode, stdout, stderr)
 
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
