@@ -55,6 +55,7 @@ def _need_blkio() -> None:
         pytest.skip(reason)
 
 
+@pytest.mark.long
 @needs_loop
 @needs_fio
 def test_members_are_read_alone_and_together_and_never_written():

@@ -235,6 +235,7 @@ def test_out_of_descriptors_accept_backs_off_and_recovers() -> None:
     assert len(lines) == 1 and "Too many open files" in lines[0], ex.stderr
 
 
+@pytest.mark.long
 def test_parallel_scrapes_share_one_snapshot() -> None:
     """100 scrapes at once, more than the 64 connections the server keeps open: before, each took its own
     snapshot (1.2 to 2.3 CPU-seconds here, 7.6 on a 64-drive tree). Now they share one, as the exporter's

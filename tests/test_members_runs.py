@@ -51,6 +51,7 @@ def test_bench_members_is_saved_and_shown_exported_and_reported(cli, tmp_path):
         assert "Members, read-only sequential reads" in html and f"{a}  alone " in html
 
 
+@pytest.mark.long
 @needs_loop
 @needs_fio
 def test_bench_members_no_save_stores_nothing(cli, tmp_path):

@@ -50,6 +50,7 @@ def test_health_on_a_memory_file_system_says_no_disk_is_behind_it(cli):
     )
 
 
+@pytest.mark.long
 @pytest.mark.root
 @needs_loop
 @needs_fio

@@ -44,6 +44,7 @@ def _in_a_terminal(argv: list[str], columns: int = 120, timeout_s: float = 120) 
     return proc.returncode, output.decode("utf-8", "replace")
 
 
+@pytest.mark.long
 def test_fill_announces_its_bounds_and_shows_bytes_written():
     if have_blkio():
         pytest.skip(have_blkio())
