@@ -111,8 +111,16 @@ _BLOCK_ATTRS = (
     "loop/dio",
     "dm/name",
     "dm/uuid",
+    # What probe.stack reads of an array: a capture of a degraded md array once read back as a healthy one.
+    "queue/minimum_io_size",
+    "queue/optimal_io_size",
     "md/level",
     "md/raid_disks",
+    "md/chunk_size",
+    "md/degraded",
+    "md/array_state",
+    "md/sync_action",
+    "md/sync_completed",
     "comp_algorithm",
     "disksize",
 )
@@ -408,6 +416,24 @@ def _add_class_links(bundle: _Bundle, fs: Sysfs, name: str, dev: str | None) -> 
         bundle.add(fs.p("/sys/dev/block", dev))
 
 
+def _add_btrfs(bundle: _Bundle, fs: Sysfs) -> None:
+    """A mounted btrfs names its member devices only under /sys/fs/btrfs (probe.stack.read_btrfs, probe.claim):
+    without it a capture's btrfs members read back as members of nothing."""
+    base = fs.p("/sys/fs/btrfs")
+    for fsid in fs.listdir(base):
+        fs_dir = os.path.join(base, fsid)
+        if not fs.isdir(os.path.join(fs_dir, "devices")):
+            continue
+        bundle.add_attrs(fs_dir, ("label",))
+        bundle.add_links_in(os.path.join(fs_dir, "devices"))
+        for devid in fs.listdir(os.path.join(fs_dir, "devinfo")):
+            bundle.add_attrs(os.path.join(fs_dir, "devinfo", devid), ("missing", "error_stats"))
+        data = os.path.join(fs_dir, "allocation", "data")
+        for profile in fs.listdir(data):  # the data profile is the name of a directory (raid1, single, ...)
+            if fs.isdir(os.path.join(data, profile)):
+                bundle.add(os.path.join(data, profile))
+
+
 def collect(sysfs_root: str = "/", keep_serials: bool = False) -> _Bundle:
     fs = Sysfs(sysfs_root)
     bundle = _Bundle(fs, keep_serials)
@@ -422,6 +448,9 @@ def collect(sysfs_root: str = "/", keep_serials: bool = False) -> _Bundle:
         _add_class_links(bundle, fs, name, fs.read(os.path.join(block_dir, "dev")))
         bundle.add_links_in(os.path.join(block_dir, "holders"))
         bundle.add_links_in(os.path.join(block_dir, "slaves"))
+        for entry in fs.listdir(os.path.join(block_dir, "md")):  # each md member's state, slot and errors
+            if entry.startswith("dev-"):
+                bundle.add_attrs(os.path.join(block_dir, "md", entry), ("state", "slot", "errors"))
         for part in fs.listdir(block_dir):
             part_dir = os.path.join(block_dir, part)
             if fs.isfile(os.path.join(part_dir, "partition")):
@@ -443,6 +472,7 @@ def collect(sysfs_root: str = "/", keep_serials: bool = False) -> _Bundle:
         target = fs.realpath(link)
         if fs.isdir(target) and BDF_RE.match(os.path.basename(target)):
             _add_device_tree(bundle, fs, target)
+    _add_btrfs(bundle, fs)
     debug = fs.p("/sys/kernel/debug")
     for entry in fs.listdir(debug):
         if re.match(r"^mmc\d+$", entry):
