@@ -55,6 +55,7 @@ def _need_blkio() -> None:
         pytest.skip(reason)
 
 
+@pytest.mark.slow  # four fio reads; the fast lane's members bench is tests/test_members_runs.py
 @pytest.mark.long
 @needs_loop
 @needs_fio

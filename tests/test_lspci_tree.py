@@ -139,6 +139,7 @@ def test_shuffled_real_lines_never_raise_anything_but_parse_error(lines: list[st
         parse_lspci_tree("\n".join(lines))
 
 
+@pytest.mark.slow  # megabytes of text: the fast lane has the hypothesis tests above
 def test_reading_is_linear_in_the_tree() -> None:
     """Ten times the tree takes about ten times as long (under 15x), not a hundred."""
     text = _tree_section(PUGET)

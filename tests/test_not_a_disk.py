@@ -50,19 +50,29 @@ def test_health_on_a_memory_file_system_says_no_disk_is_behind_it(cli):
     )
 
 
+def _virtual_disk_reason(dev: str) -> str:
+    return f"no SMART on a virtual disk ({os.path.basename(dev)} is a loop device)"
+
+
+@pytest.mark.root
+@needs_loop
+def test_health_words_a_virtual_disk_in_one_line(cli):
+    _smartctl_or_skip()
+    with loop_device(64) as dev:
+        health = cli("health", dev)
+        assert health.code == 2
+        assert health.err.strip() == f"disksleuth: {dev}: {_virtual_disk_reason(dev)}"
+        health_json = cli("health", dev, "--json")
+        assert health_json.json()["error"]["message"] == f"{dev}: {_virtual_disk_reason(dev)}"
+
+
+@pytest.mark.slow  # a whole check (fio, --time 1 per test): the wording is health's, tested just above
 @pytest.mark.long
 @pytest.mark.root
 @needs_loop
 @needs_fio
-def test_health_and_check_word_a_virtual_disk_alike(cli):
+def test_check_words_a_virtual_disk_as_health_does(cli):
     _smartctl_or_skip()
     with loop_device(64) as dev:
-        name = os.path.basename(dev)
-        reason = f"no SMART on a virtual disk ({name} is a loop device)"
-        health = cli("health", dev)
-        assert health.code == 2
-        assert health.err.strip() == f"disksleuth: {dev}: {reason}"
-        health_json = cli("health", dev, "--json")
-        assert health_json.json()["error"]["message"] == f"{dev}: {reason}"
         check = cli("check", dev, "--json", "--no-save", "--time", "1")  # the health block, not the figures
-        assert check.json()["health"]["not_read_reason"] == reason
+        assert check.json()["health"]["not_read_reason"] == _virtual_disk_reason(dev)

@@ -368,6 +368,7 @@ def test_real_lines_cut_anywhere_give_a_result_or_a_parse_error(lines: list[str]
             parse(text)  # type: ignore[operator]
 
 
+@pytest.mark.slow  # megabytes of text through each parser: the fast lane has the hypothesis tests above
 @pytest.mark.long
 @pytest.mark.parametrize("parse", PARSERS)
 def test_reading_is_linear(parse: object) -> None:

@@ -137,6 +137,7 @@ def test_every_export_shape_still_imports(cli, tmp_path):
         assert (res.code, res.err.count("\n")) == ((0, 0) if text.endswith("[]}") else (2, 1)), (text, res.err)
 
 
+@pytest.mark.slow
 @pytest.mark.long
 def test_a_bundle_imports_into_postgresql_in_batches(cli, tmp_path, fresh_postgres_url):
     path = tmp_path / "b.json"

@@ -12,6 +12,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@pytest.mark.slow  # ~10 s of CPU from a fresh clone (no .mypy_cache): CI's full suite runs it
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed (pip install -e .[dev])")
 def test_mypy_is_clean():
     # From the repository root, so mypy reads pyproject.toml and checks src/disksleuth (its `files`), and
