@@ -407,6 +407,19 @@ def sample_export(tmp_path, mutate=None) -> str:  # noqa: ANN001
     return str(path)
 
 
+@contextlib.contextmanager
+def frozen(mountpoint: str) -> Iterator[None]:
+    """The file system at mountpoint frozen (fsfreeze): its own pending writes committed first, then none until
+    thawed. A mounted btrfs writes its members now and then by itself (a commit, CI saw one between two
+    checksums of a member); a raw write to a member still lands, so a checksum taken inside proves only
+    that the code under test wrote nothing."""
+    subprocess.run(["fsfreeze", "--freeze", mountpoint], check=True, capture_output=True)
+    try:
+        yield
+    finally:
+        subprocess.run(["fsfreeze", "--unfreeze", mountpoint], check=False, capture_output=True)
+
+
 def sha256_of(path: str) -> str:
     """A file's or a block device's checksum, to prove a run left it byte-identical."""
     with open(path, "rb") as fh:

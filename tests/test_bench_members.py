@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from conftest import blkio_throttle, have_blkio, in_cgroup, loop_device, needs_fio, needs_loop, sha256_of
+from conftest import blkio_throttle, frozen, have_blkio, in_cgroup, loop_device, needs_fio, needs_loop, sha256_of
 from test_json_schema import assert_valid
 
 from disksleuth.analysis.members import skip_reason
@@ -101,12 +101,13 @@ def test_destructive_on_a_btrfs_member_is_refused():
             if subprocess.run(["mount", a, mnt], capture_output=True).returncode != 0:
                 pytest.skip("this kernel cannot mount btrfs")
             try:
-                before = sha256_of(b)
-                code, _, err = run_members(
-                    [sys.executable, "-m", "disksleuth", "bench", b, "--destructive", "--yes", "--profile", "quick"]
-                )
-                assert code == 2, err
-                assert "member of the mounted btrfs" in err and sha256_of(b) == before
+                with frozen(mnt):
+                    before = sha256_of(b)
+                    code, _, err = run_members(
+                        [sys.executable, "-m", "disksleuth", "bench", b, "--destructive", "--yes", "--profile", "quick"]
+                    )
+                    assert code == 2, err
+                    assert "member of the mounted btrfs" in err and sha256_of(b) == before
             finally:
                 subprocess.run(["umount", mnt], check=False)
         finally:

@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from conftest import loop_device, needs_fio, needs_loop, sha256_of
+from conftest import frozen, loop_device, needs_fio, needs_loop, sha256_of
 
 from disksleuth.probe.claim import DeviceBusy, exclusive_claim, what_holds
 
@@ -91,11 +91,12 @@ def test_the_second_member_of_a_mounted_two_device_btrfs_is_refused() -> None:
                     fh.write(os.urandom(8 << 20))
                 subprocess.run(["sync"], check=True)
                 image = _image_of(second)
-                before = sha256_of(image)
-                res = _bench_destructive(second)
-                assert res.returncode == 2, res.stdout + res.stderr
-                assert "member of the mounted btrfs" in res.stderr and first in res.stderr
-                assert sha256_of(image) == before
+                with frozen(mnt):
+                    before = sha256_of(image)
+                    res = _bench_destructive(second)
+                    assert res.returncode == 2, res.stdout + res.stderr
+                    assert "member of the mounted btrfs" in res.stderr and first in res.stderr
+                    assert sha256_of(image) == before
                 scrub = subprocess.run(["btrfs", "scrub", "start", "-B", mnt], capture_output=True, text=True)
                 assert scrub.returncode == 0, scrub.stdout + scrub.stderr
             finally:
