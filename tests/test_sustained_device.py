@@ -172,6 +172,22 @@ def test_a_short_fill_is_not_judged_and_claims_no_cliff(cli, short_fill):
     assert f"{s['mbps']:,.1f} MB/s (bytes written / fill time)" in res.out
 
 
+def test_a_fill_too_short_to_judge_says_so_once(cli, short_fill, monkeypatch):
+    """It read "not judged: too short to judge: 1 bandwidth-log window ..." and then the same reason again as
+    the test's note ("SEQ1M_Q4T1_fill: the fill was too short to judge: 1 bandwidth-log window ...")."""
+    db, _ = short_fill
+    monkeypatch.setenv("COLUMNS", "300")  # one line each: the count is of sentences, not of wrapped pieces
+    res = cli("--db", db, "show", "1")
+    assert res.code == 0, res.err
+    assert res.out.count("too short to judge") == 1, res.out
+    assert res.out.count("bandwidth-log window") == 1, res.out
+    assert "not judged: too short to judge" not in res.out
+    assert "  too short to judge: " in res.out
+    # The reason stays whole in the document (--json), where no section says it.
+    doc = cli("--db", db, "--json", "show", "1").json()
+    assert doc["sustained"]["reason"].startswith("too short to judge: ")
+
+
 def test_show_json_and_export_keep_the_sustained_object(cli, short_fill, tmp_path):
     db, doc = short_fill
     shown = cli("--db", db, "--json", "show", "1")

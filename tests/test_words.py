@@ -1,6 +1,7 @@
 """Words a user reads (issue 20, section 3): json's message not given a second "at", one clear sentence for an
-unsupported --db scheme, a binary --size echoed in binary units, a short fill's reason said once, "no cliff"
-saying within how much was written, and a kept unsaved run's file named as deletable once imported."""
+unsupported --db scheme, a binary --size echoed in binary units, "no cliff" saying within how much was written,
+and a kept unsaved run's file named as deletable once imported. (A short fill's reason said once is tested beside
+the other short-fill tests, in test_sustained_device.py, on the same fill.)"""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 import os
 
 import pytest
-from conftest import SMARTCTL_FIXTURES, loop_device, needs_fio, needs_loop, sample_export
+from conftest import SMARTCTL_FIXTURES, sample_export
 
 SUPPORTED = "give a file path, sqlite:///PATH or postgresql://USER@HOST/DB"
 
@@ -65,41 +66,6 @@ def test_sizes_are_echoed_in_the_family_given(given, shown):
     from disksleuth.units import fmt_size, parse_size
 
     assert fmt_size(parse_size(given)) == shown
-
-
-@pytest.fixture(scope="module")
-def short_fill_db(tmp_path_factory):
-    """A sustained fill far too short to judge (64 MiB on a RAM loop device), saved."""
-    import subprocess
-    import sys
-
-    from conftest import findings_exit
-
-    db = f"sqlite:///{tmp_path_factory.mktemp('uxb-short-fill')}/runs.sqlite"
-    fill = ["--profile", "sustained", "--size", "64M", "--destructive", "--yes", "--engine", "libaio"]
-    with loop_device(128) as dev:
-        argv = [sys.executable, "-m", "disksleuth", "--db", db, "--json", "bench", dev, *fill]
-        res = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-    assert res.returncode == findings_exit(res.stdout), res.stderr
-    return db
-
-
-@pytest.mark.root
-@needs_loop
-@needs_fio
-def test_a_fill_too_short_to_judge_says_so_once(cli, short_fill_db, monkeypatch):
-    """It read "not judged: too short to judge: 1 bandwidth-log window ..." and then the same reason again as
-    the test's note ("SEQ1M_Q4T1_fill: the fill was too short to judge: 1 bandwidth-log window ...")."""
-    monkeypatch.setenv("COLUMNS", "300")  # one line each: the count is of sentences, not of wrapped pieces
-    res = cli("--db", short_fill_db, "show", "1")
-    assert res.code == 0, res.err
-    assert res.out.count("too short to judge") == 1, res.out
-    assert res.out.count("bandwidth-log window") == 1, res.out
-    assert "not judged: too short to judge" not in res.out
-    assert "  too short to judge: " in res.out
-    # The reason stays whole in the document (--json), where no section says it.
-    doc = cli("--db", short_fill_db, "--json", "show", "1").json()
-    assert doc["sustained"]["reason"].startswith("too short to judge: ")
 
 
 def test_no_cliff_says_within_how_much_was_written(capsys):
