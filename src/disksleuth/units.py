@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 
 from disksleuth.errors import UsageError
 
@@ -38,8 +39,6 @@ def parse_size(text: str) -> int:
 
     Exact decimal arithmetic (no float): '1e400'-sized or 5,000-digit inputs are a clear error,
     never an OverflowError, and '0.0000001' is not silently rounded to 0 bytes."""
-    from decimal import Decimal
-
     text = text or ""
     shown = repr(text[:40] + ("…" if len(text) > 40 else ""))
     # One variable-width gap in the pattern, and the ends stripped first: a regex with \s* on both
@@ -70,14 +69,33 @@ def parse_size(text: str) -> int:
 
 _PREFIX_SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 _PREFIX_SCALE |= {"ki": 1024.0, "mi": 1024.0**2, "gi": 1024.0**3, "ti": 1024.0**4}
-# Digits, optionally grouped by thousands separators (1,243 or 1_243), and a decimal point.
-_NUMBER = r"(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)?|\.\d+"
+# Digits, optionally grouped by thousands separators (1,243 or 1_243), a decimal point, and an exponent (1.3e+04, as
+# fmt_rate itself prints a tiny figure: 1.23e-05 MB/s). ASCII digits only: `\d` and float() also take Arabic-Indic
+# and full-width digits, which no tool prints; they are refused by name (_foreign_digits), never read.
+_NUMBER = r"(?:[0-9]{1,3}(?:[,_][0-9]{3})+|[0-9]+)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?"
 _PER_SECOND = r"/\s?s(?:ec(?:ond)?s?)?|ps|p/s"
 _UNIT = rf"(?P<prefix>[kmgt]i?)?(?P<what>bytes?|bits?|b)(?P<per>{_PER_SECOND})?"
-_RATE_IN_TEXT = re.compile(rf"(?<![\w.])(?P<num>{_NUMBER})\s*(?P<unit>{_UNIT})(?![\w/])", re.I)
+# Not after a letter, digit or point, nor after an exponent's sign: the `3` of `1e-3 MB/s` is no figure of its own.
+_RATE_IN_TEXT = re.compile(rf"(?<![\w.])(?<![eE][-+])(?P<num>{_NUMBER})\s*(?P<unit>{_UNIT})(?![\w/])", re.I)
 # Matched against the stripped text, with one variable-width gap (number to unit): `\s*` on both sides
 # of an optional part backtracks quadratically on a long run of spaces (16,000 spaces took 3.9 s).
-_SIMPLE = re.compile(r"(?P<sign>[-+])?(?P<num>[\d.,_]+)\s*(?P<unit>[A-Za-z][A-Za-z/ ]*)?")
+_SIMPLE = re.compile(r"(?P<sign>[-+])?(?P<num>[0-9.,_]+(?:[eE][-+]?[0-9]+)?)\s*(?P<unit>[A-Za-z][A-Za-z/ ]*)?")
+# A range (`5-10 MB/s`, `5 to 10 MB/s`, `5 MB/s - 10 MB/s`) or a spread (`373 ± 5 MB/s`) is no one figure: reading
+# either end (the old reader took the 10 of `5-10`) is a guess. Gaps are bounded ({0,3}), so no run of spaces is
+# backtracked over; the patterns are tried only beside a figure found, in a window of _RANGE_WINDOW characters.
+_RANGE_SEP = r"(?:-|\u2010|\u2011|\u2012|\u2013|\u2014|~|\.\.\.?|\bto\b|\u00b1|\+/-)"
+_RANGE_BEFORE = re.compile(
+    rf"(?<![\w.:])(?:{_NUMBER})[ \t]{{0,3}}(?:[a-z]{{1,5}}(?:/s(?:ec)?|ps)?[ \t]{{0,3}})?{_RANGE_SEP}[ \t]{{0,3}}\Z",
+    re.I,
+)
+# A spread in percent after the figure (`373 MB/s ± 2%`) leaves the figure itself clear.
+_RANGE_AFTER = re.compile(rf"[ \t]{{0,3}}{_RANGE_SEP}[ \t]{{0,3}}(?:{_NUMBER})(?![0-9.]|[ \t]?%)")
+_RANGE_BARE = re.compile(rf"(?<![\w.:])(?:{_NUMBER})[ \t]{{0,3}}{_RANGE_SEP}[ \t]{{0,3}}(?:{_NUMBER})(?![0-9.])")
+_RANGE_WINDOW = 40
+# What a storage path can carry: below a byte per second nothing is being measured (1e-320 MB/s is a float's
+# denormal, not a drive), and 1 PB/s is beyond any storage path.
+MIN_RATE_MBPS = 1e-6
+MAX_RATE_MBPS = 1e9
 _TRY = "try 373MB/s, 1.2GB/s, 350MiB/s, or 480Mb/s and 10Gbit/s for bits"
 
 
@@ -109,13 +127,43 @@ def fmt_rate(mbps: float) -> str:
     return f"{mbps:.3g} MB/s"
 
 
-def _read_number(text: str, original: str) -> float:
+def _foreign_digits(text: str, original: str, what: str) -> None:
+    """Digits other than 0-9 (Arabic-Indic, full-width...) are refused by name, the same way in every reader."""
+    if re.search(r"(?![0-9])\d", text):
+        raise UsageError(f"{what}: {_shown(original)} has digits other than 0-9 (write the figure with 0-9)")
+
+
+def _read_number(text: str, original: str) -> Decimal:
+    """The number as written, exactly: a Decimal, so '1e-400' is not silently 0 and '1e400' not inf."""
     if not re.fullmatch(_NUMBER, text):
         raise UsageError(
             f"not a rate: cannot read the number {_shown(text)} in {_shown(original)} "
             "(commas only between groups of three digits, a point for decimals: 1,243.5)"
         )
-    return float(text.replace(",", "").replace("_", ""))
+    try:
+        return Decimal(text.replace(",", "").replace("_", ""))
+    except ArithmeticError:  # an exponent of thousands of digits
+        raise UsageError(f"not a plausible rate: {_shown(original)} (a storage rate is {_BOUNDS})") from None
+
+
+_BOUNDS = "between 1 byte/s and 1 PB/s"
+
+
+def _rate(original: str, number: Decimal, scale: float, unit: str) -> Rate:
+    """The Rate of a number in a unit, refused when it is no rate a storage path has: zero, negative, or out of
+    MIN_RATE_MBPS..MAX_RATE_MBPS. Checked exactly (Decimal), before any float can round it to 0 or inf."""
+    if number <= 0:
+        raise UsageError(f"rate must be positive: {_shown(original)}")
+    try:
+        mbps = number * Decimal(scale) / Decimal(10**6)
+        plausible = Decimal(str(MIN_RATE_MBPS)) <= mbps <= Decimal(str(MAX_RATE_MBPS))
+    except ArithmeticError:
+        plausible = False
+    if not plausible:
+        raise UsageError(
+            f"not a plausible rate: {_shown(original)} reads as {number:.3g} {unit} (a storage rate is {_BOUNDS})"
+        )
+    return Rate(original, float(mbps), float(number), unit)
 
 
 def _read_unit(unit: str, original: str, *, need_per_second: bool) -> tuple[float, str]:
@@ -140,51 +188,61 @@ def _read_unit(unit: str, original: str, *, need_per_second: bool) -> tuple[floa
 def parse_rate(text: str) -> Rate:
     """A rate as people write or paste it -> Rate in MB/s (10^6 bytes per second).
 
-    '373' and '373MB/s' are MB/s; '1,243 MB/s' is 1243; '480Mb/s', '10Gbps', '1 Gbit/s' are bits;
-    '350MiB/s' is binary; a pasted tool line ('... = 373.60 MB/sec', 'BW=599KiB/s (613kB/s)') is
-    read for the rate in it. Anything unclear is one UsageError, never a guess."""
+    '373' and '373MB/s' are MB/s; '1,243 MB/s' is 1243; '1.3e+04 MB/s' is 13000; '480Mb/s', '10Gbps',
+    '1 Gbit/s' are bits; '350MiB/s' is binary; a pasted tool line ('... = 373.60 MB/sec', 'BW=599KiB/s
+    (613kB/s)') is read for the rate in it. Anything unclear (a range, two rates, digits other than 0-9, a rate
+    below 1 byte/s or above 1 PB/s) is one UsageError, never a guess."""
     original = text or ""
     if re.search(r"\b(?:nan|inf(?:inity)?)(?![a-z])", original, re.I):
         raise UsageError(f"not a rate: {_shown(original)} (a finite number is needed; {_TRY})")
+    _foreign_digits(original, original, "not a rate")
     simple = _SIMPLE.fullmatch(original.strip())
     if simple:
+        if _RANGE_BARE.search(simple.group("num")):  # `5..10`
+            raise _range_error(original, simple.group("num"))
         number = _read_number(simple.group("num"), original)
         unit_text = (simple.group("unit") or "").replace(" ", "")
         # A bare number is MB/s; `373MB` without "/s" is still a rate, as the option asks for one.
         scale, unit = _read_unit(unit_text, original, need_per_second=False) if unit_text else (1e6, "MB/s")
-        if simple.group("sign") == "-" or number == 0:
+        if simple.group("sign") == "-":
             raise UsageError(f"rate must be positive: {_shown(original)}")
-        return _plausible(Rate(original, number * scale / 1e6, number, unit))
+        return _rate(original, number, scale, unit)
     # fio labels its figure `bw=` (and prints min-max ranges after it): read the labelled one.
     labelled = re.search(r"\bbw\s*=", original, re.I)
     scan = original[labelled.end() :] if labelled else original
-    found = []
+    found: list[tuple[re.Match[str], Decimal, float, str]] = []
     for m in _RATE_IN_TEXT.finditer(scan):
         if not m.group("per"):
             continue  # `1122 MB in 3.00 seconds`, `(1.1 GB, 1.0 GiB)`: amounts, not rates
         number = _read_number(m.group("num"), original)
         scale, unit = _read_unit(m.group("unit"), original, need_per_second=True)
-        found.append(Rate(original, number * scale / 1e6, number, unit))
+        found.append((m, number, scale, unit))
     if not found:
-        if re.search(r"\d", original):
+        bare = _RANGE_BARE.search(original)
+        if bare:
+            raise _range_error(original, bare.group(0))
+        if re.search(r"[0-9]", original):
             raise UsageError(f"not a rate: {_shown(original)} has no figure per second in it ({_TRY})")
         raise UsageError(f"not a rate: {_shown(original)} ({_TRY})")
-    first = found[0]
     if labelled:
         found = found[:2]
+    for m, *_ in found:
+        start, end = m.span()
+        before = _RANGE_BEFORE.search(scan, max(0, start - _RANGE_WINDOW), start)
+        after = _RANGE_AFTER.match(scan, end, end + _RANGE_WINDOW)
+        if before or after:
+            raise _range_error(original, scan[before.start() if before else start : after.end() if after else end])
+    rates = [_rate(original, number, scale, unit) for _, number, scale, unit in found]
+    first = rates[0]
     # fio prints one rate twice, binary then decimal (`599KiB/s (613kB/s)`): the same figure, rounded.
-    if any(abs(r.mbps - first.mbps) > 0.02 * first.mbps for r in found[1:]):
-        listed = ", ".join(f"{r.value:,g} {r.unit}" for r in found)
+    if any(abs(r.mbps - first.mbps) > 0.02 * first.mbps for r in rates[1:]):
+        listed = ", ".join(f"{r.value:,g} {r.unit}" for r in rates)
         raise UsageError(f"several different rates in {_shown(original)} ({listed}): give just one")
-    return _plausible(first)
+    return first
 
 
-def _plausible(rate: Rate) -> Rate:
-    if rate.mbps <= 0:
-        raise UsageError(f"rate must be positive: {_shown(rate.text)}")
-    if not math.isfinite(rate.mbps) or rate.mbps > 1e9:  # 1 PB/s: no storage path comes near
-        raise UsageError(f"not a plausible rate: {_shown(rate.text)}")
-    return rate
+def _range_error(original: str, shown: str) -> UsageError:
+    return UsageError(f"not a rate: {_shown(original)} holds a range ({shown.strip()}): give one figure")
 
 
 def parse_rate_mbps(text: str) -> float:
@@ -192,22 +250,39 @@ def parse_rate_mbps(text: str) -> float:
     return parse_rate(text).mbps
 
 
+# IOPS a device can do: a failing card still completes an I/O now and then, and a billion per second is beyond any.
+MIN_IOPS = 1e-3
+MAX_IOPS = 1e9
+
+
 def parse_count(text: str, what: str) -> float:
-    """IOPS as written or pasted: '50,000', '42.9k', '42900 IOPS', fio's 'IOPS=146k' (k = 1000 in fio's IOPS)."""
+    """IOPS as written or pasted: '50,000', '42.9k', '4.29e4', '42900 IOPS', fio's 'IOPS=146k' (k = 1000 in fio's
+    IOPS). Numbers are read as parse_rate reads them: ASCII digits, exponents, no ranges, plausible magnitudes."""
     original = text or ""
+    _foreign_digits(original, original, f"{what} must be a number")
+    num = r"(?P<num>[0-9.,_]+(?:[eE][-+]?[0-9]+)?)"
     # Stripped first, and one gap before the suffix: three `\s*` around optional parts backtrack
     # cubically on a run of spaces (2,000 spaces took 28 s).
-    m = re.fullmatch(r"(?P<num>[\d.,_]+)\s*(?:(?P<k>[kKmM])|(?P<k2>[kKmM])?\s?(?:iops|IO/s))?", original.strip(), re.I)
+    m = re.fullmatch(rf"{num}\s*(?:(?P<k>[kKmM])|(?P<k2>[kKmM])?\s?(?:iops|IO/s))?", original.strip(), re.I)
     if m is None:
-        m = re.search(r"IOPS\s*=\s*(?P<num>[\d.,_]+)(?P<k>[kKmM])?\b", original)
+        m = re.search(rf"IOPS\s*=\s*{num}(?P<k>[kKmM])?\b", original)
     if m is None or not re.fullmatch(_NUMBER, m.group("num")):
+        if _RANGE_BARE.search(original):
+            raise UsageError(f"{what} must be one number: {_shown(original)} holds a range")
         raise UsageError(f"{what} must be a number: {_shown(original)} (e.g. 50,000 or 42.9k)")
-    value = float(m.group("num").replace(",", "").replace("_", ""))
+    try:
+        number = Decimal(m.group("num").replace(",", "").replace("_", ""))
+    except ArithmeticError:
+        raise UsageError(f"{what} is not a plausible count: {_shown(original)}") from None
     suffix = m.group("k") or (m.groupdict().get("k2") or "")
-    value *= {"k": 1e3, "m": 1e6}.get(suffix.lower(), 1.0)
-    if value <= 0 or not math.isfinite(value):
+    number *= {"k": Decimal(1000), "m": Decimal(10**6)}.get(suffix.lower(), Decimal(1))
+    if number <= 0:
         raise UsageError(f"{what} must be positive: {_shown(original)}")
-    return value
+    if not Decimal(str(MIN_IOPS)) <= number <= Decimal(str(MAX_IOPS)):
+        raise UsageError(
+            f"{what} is not a plausible count: {_shown(original)} reads as {number:.3g} (from 0.001 to a billion)"
+        )
+    return float(number)
 
 
 # Seconds, percentages and counts given as options: a billion of any of them is already absurd.
