@@ -23,6 +23,7 @@ from disksleuth.errors import ParseError, first_line, json_problem
 from disksleuth.store import boundedjson
 
 _READ_BYTES = 1 << 20
+_MAX_READ_BYTES = 64 << 20  # at most this much a read: a window near the bound holds the bound, not twice it
 # A run larger than this is decoded within a budget (boundedjson); smaller ones by json's C decoder, whose
 # worst case (a run of `{}` or of unique keys) takes ~25 times the text.
 FAST_DECODE_BYTES = 1 << 20
@@ -63,6 +64,9 @@ _TO_BRACKET = re.compile(
     re.DOTALL,
 )
 _STRING = re.compile(_STR, re.DOTALL)
+# Inside a string, from after its quote: stops at the closing quote, or at the window's end (before a
+# backslash the window ends on), where it can go on after the next read.
+_STRING_BODY = re.compile(_STR[1:-1], re.DOTALL)
 _SCALAR = re.compile(rb"[^\s,\]}:]*")
 _WS = re.compile(rb"[ \t\n\r]*")
 
@@ -92,6 +96,7 @@ class ExportReader:
         self._counted_at = self._counted_lines = 0  # newlines in buf[:_counted_at] (_lineno)
         self.eof = False
         self.envelope: dict[str, Any] = {}
+        self.reading = "a value"  # what is being read, as a refusal names it: "run 3"
         from disksleuth.doc.validate import MAX_DEPTH
 
         self.max_depth = MAX_DEPTH + ENVELOPE_DEPTH
@@ -103,8 +108,10 @@ class ExportReader:
         the end of the file (then nothing is dropped)."""
         if self.eof:
             return None
-        # At least as much again as is held: a long value is read in O(n) copies, not O(n^2 / window).
-        chunk = self.stream.read(max(_READ_BYTES, len(self.buf) - keep_from))
+        # At least as much again as is held: a long value is read in O(n) copies, not O(n^2 / window). But
+        # never much past the bound of one value: a window already near it grows by what reaching it takes.
+        held = len(self.buf) - keep_from
+        chunk = self.stream.read(max(_READ_BYTES, min(held, _MAX_READ_BYTES, MAX_VALUE_BYTES + 1 - held)))
         if not chunk:
             self.eof = True
             return None
@@ -147,46 +154,66 @@ class ExportReader:
         first = bytes(self.buf[start : start + 1])
         if first in (b"{", b"["):
             return self._container_end(depth)
-        regex = _STRING if first == b'"' else _SCALAR
+        string = first == b'"'
+        regex = _STRING_BODY if string else _SCALAR
+        scan = start + 1 if string else start
         while True:
-            m = regex.match(self.buf, self.pos)
-            if m is not None and m.end() < len(self.buf):
-                return m.end()
+            # Read on from where the last look stopped, never from the value's start again: each byte once.
+            scan = regex.match(self.buf, scan).end()  # type: ignore[union-attr]  # always matches
+            if scan < len(self.buf) and (not string or self.buf[scan] == ord('"')):
+                return scan + 1 if string else scan
             if self._too_long():
-                raise _Refused(f"a value larger than {MAX_VALUE_BYTES >> 20} MiB")
-            if self._more(self.pos) is None:
-                if m is not None:
-                    return m.end()
-                raise self._not_json("Unterminated string starting at", self.pos)
+                raise self._too_large()
+            shift = self._more(self.pos)
+            if shift is None:
+                if string:
+                    raise self._not_json("Unterminated string starting at", self.pos)
+                return scan
+            scan -= shift
 
     def _container_end(self, depth: int) -> int:
         buf_pos = self.pos  # scanning position; self.pos stays at the value's start
         level = 0
+        string_at = -1  # the opening quote of a string the window does not hold whole, read up to buf_pos
         while True:
-            buf_pos = _TO_BRACKET.match(self.buf, buf_pos).end()  # type: ignore[union-attr]  # always matches
-            if buf_pos < len(self.buf) and not self._at_bracket_or_open_string(buf_pos):
-                continue  # the match stopped at its bound of turns, mid-text: scan on
-            if buf_pos < len(self.buf) and self.buf[buf_pos] != ord('"'):
-                char = self.buf[buf_pos]
-                buf_pos += 1
-                if char in b"{[":
-                    level += 1
-                    if depth + level > self.max_depth:
-                        raise boundedjson.TooDeep("too deep")
-                else:
-                    level -= 1
-                    if level <= 0:
-                        return buf_pos
-                continue
-            # The window ends inside a string or between brackets: read on.
-            if buf_pos - self.pos > MAX_VALUE_BYTES:
-                raise _Refused(f"a value larger than {MAX_VALUE_BYTES >> 20} MiB")
+            if string_at < 0:
+                buf_pos = _TO_BRACKET.match(self.buf, buf_pos).end()  # type: ignore[union-attr]  # always matches
+                if buf_pos < len(self.buf) and not self._at_bracket_or_open_string(buf_pos):
+                    continue  # the match stopped at its bound of turns, mid-text: scan on
+                if buf_pos < len(self.buf) and self.buf[buf_pos] != ord('"'):
+                    char = self.buf[buf_pos]
+                    buf_pos += 1
+                    if char in b"{[":
+                        level += 1
+                        if depth + level > self.max_depth:
+                            raise boundedjson.TooDeep("too deep")
+                    else:
+                        level -= 1
+                        if level <= 0:
+                            return buf_pos
+                    continue
+                if buf_pos < len(self.buf):
+                    string_at, buf_pos = buf_pos, buf_pos + 1
+            if string_at >= 0:
+                # The string is read on from where the last look stopped: from its quote again after every read,
+                # a long string was scanned twice per read, whole.
+                buf_pos = _STRING_BODY.match(self.buf, buf_pos).end()  # type: ignore[union-attr]  # always matches
+                if buf_pos < len(self.buf) and self.buf[buf_pos] == ord('"'):
+                    string_at, buf_pos = -1, buf_pos + 1
+                    continue
+            # The window ends inside a string or between brackets: read on. The value's size is all the window
+            # holds from its start, not the scanning position: that one stayed at the opening quote of a string
+            # the window did not hold whole, and a run holding one endless string grew the window without bound.
+            if self._too_long():
+                raise self._too_large()
             shift = self._more(self.pos)
             if shift is None:
-                if buf_pos < len(self.buf):
-                    raise self._not_json("Unterminated string starting at", buf_pos)
+                if string_at >= 0:
+                    raise self._not_json("Unterminated string starting at", string_at)
                 raise self._not_json("Expecting value", len(self.buf))
             buf_pos -= shift
+            if string_at >= 0:
+                string_at -= shift
 
     def _at_bracket_or_open_string(self, buf_pos: int) -> bool:
         """Whether _TO_BRACKET stopped where it must (a bracket, or a string the window does not hold whole)."""
@@ -194,7 +221,11 @@ class ExportReader:
         return char in b"{}[]" or (char == ord('"') and _STRING.match(self.buf, buf_pos) is None)
 
     def _too_long(self) -> bool:
+        """Whether the value at self.pos, not yet whole in the window, is already past the bound."""
         return len(self.buf) - self.pos > MAX_VALUE_BYTES
+
+    def _too_large(self) -> _Refused:
+        return _Refused(f"{self.reading} is larger than {MAX_VALUE_BYTES >> 20} MiB")
 
     def _decode(self, depth: int) -> Any:
         """The value at self.pos, decoded; self.pos moves past it."""
@@ -303,9 +334,13 @@ class ExportReader:
         if self._peek() == b"]":
             self.pos += 1
             return
+        count = 0
         while True:
             self._skip_ws()
+            count += 1
+            self.reading = f"run {count}"
             yield self._decode(ENVELOPE_DEPTH)
+            self.reading = "a value"
             char = self._peek()
             self.pos += 1
             if char == b"]":
