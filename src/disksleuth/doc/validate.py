@@ -14,6 +14,7 @@ import math
 import types
 import typing
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from disksleuth.errors import ParseError
@@ -35,6 +36,10 @@ class Invalid(ParseError):
 
 
 MAX_FLOAT = 1e15  # larger than any MB/s, IOPS, latency in µs or timestamp a run records
+# The times a run may start at (run.started_at): from the epoch to a day ahead of this machine's clock (a
+# day allows for clocks that are a little off, and for time zones).
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+MAX_AHEAD_S = 86_400
 
 
 def _fail(path: str, what: str) -> typing.NoReturn:
@@ -341,8 +346,38 @@ def _strings(value: Any, path: str) -> None:
     check_plain(value, path)
 
 
-def check_run_doc(doc: Any, path: str) -> None:
-    """One run as `check --json`, `bench --json` or `export` write it."""
+def _check_started_at(text: str, path: str, now_s: float | None) -> None:
+    """A start time a clock could have given: not before 1970, not more than a day ahead of ours. One run dated
+    year 1 or 9999 broke `report` for every later run of its drive (matplotlib draws years 1 to 9999 only, and
+    the axis around them ran past); a drive's history is ordered by these times."""
+    import time
+
+    when = datetime.fromisoformat(text)
+    if when.tzinfo is None:  # a naive time: read as UTC, well within a day of any zone
+        when = when.replace(tzinfo=UTC)
+    if when < EARLIEST:
+        _fail(path, f"{text} is before {EARLIEST.year} (was the clock never set?)")
+    now = datetime.fromtimestamp(time.time() if now_s is None else now_s, UTC)
+    if (when - now).total_seconds() > MAX_AHEAD_S:
+        _fail(path, f"{text} is more than a day ahead of this machine's clock ({now:%Y-%m-%dT%H:%M%z})")
+
+
+def _check_series_times(series: Any, path: str) -> None:
+    """Each point of a test's series at its own time: the store keeps one point per test and time, and a
+    repeated t_s passed here, then failed the store's UNIQUE constraint as a fault of the store."""
+    if not series or len({float(p["t_s"]) for p in series}) == len(series):
+        return
+    seen: dict[float, int] = {}
+    for j, point in enumerate(series):
+        at = float(point["t_s"])
+        if at in seen:
+            _fail(f"{path}[{j}].t_s", f"{point['t_s']} again (as series[{seen[at]}]): one point per time")
+        seen[at] = j
+
+
+def check_run_doc(doc: Any, path: str, *, now_s: float | None = None) -> None:
+    """One run as `check --json`, `bench --json` or `export` write it. `now_s` (the clock by default) is
+    what a start time may not be more than a day ahead of."""
     from disksleuth.model import Device
     from disksleuth.model.run import Health, TestResult
 
@@ -355,12 +390,11 @@ def check_run_doc(doc: Any, path: str) -> None:
     for key in ("target", "profile", "started_at"):
         if not isinstance(run.get(key), str) or not run[key]:
             _fail(rp, f"{key} is missing")
-    from datetime import datetime
-
     try:
         datetime.fromisoformat(run["started_at"])
     except ValueError:
         _fail(f"{rp}.started_at", "not an ISO 8601 time")
+    _check_started_at(run["started_at"], f"{rp}.started_at", now_s)
     for key in ("kind", "finished_at", "fio_version", "engine", "device", "note", "uuid"):
         _opt(run.get(key), (str,), f"{rp}.{key}", "a string")
     if run.get("kind") is not None and not run["kind"]:
@@ -398,6 +432,7 @@ def check_run_doc(doc: Any, path: str) -> None:
             _fail(f"{path}.{key}", "expected a list")
         for i, t in enumerate(tests):
             check_fields(t, TestResult, f"{path}.{key}[{i}]")
+            _check_series_times(t.get("series"), f"{path}.{key}[{i}].series")
 
     device = doc.get("device")
     if device is not None:
