@@ -4,8 +4,10 @@ SVG like every chart of the report (no network, no JavaScript); "too little hist
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import html
+import time
 from typing import Any
 
 from disksleuth.analysis.baseline import (
@@ -16,10 +18,25 @@ from disksleuth.analysis.baseline import (
     headline_metrics,
     history_points,
     unit_of,
+    usable_history,
 )
+from disksleuth.model.baseline import EarlierRun
 from disksleuth.present.charts import CHART_WIDTH_IN, RUN_COLORS, chart_text, fmt_value, legend_below, pyplot, svg_of
 
 TOO_LITTLE = "too little history"
+LEFT_OUT = "left out of the charts: {count} run(s) dated before 1970 or in the future ({ids}, e.g. {when})"
+
+
+def drawn_history(history: History, now_s: float) -> tuple[History, list[EarlierRun]]:
+    """The history a chart draws, and the dated runs it leaves out: those `show` leaves out of a baseline as
+    dated in the future (analysis.baseline.usable_history), and those dated before 1970, which `import` now
+    refuses. One run dated year 1 or 9999 (imported before, or by an older version) failed the whole report:
+    matplotlib draws years 1 to 9999 only, and the axis around such a run ran past them."""
+    kept, _notes = usable_history(history.runs, None, now_s)
+    drawn = {r.run_id for r in kept if r.started_at_s is not None and r.started_at_s >= 0}
+    left_out = [r for r in history.runs if r.started_at_s is not None and r.run_id not in drawn]
+    runs = tuple(r for r in history.runs if r.run_id in drawn or r.started_at_s is None)
+    return dataclasses.replace(history, runs=runs), left_out
 
 
 def _when(started_at_s: float) -> dt.datetime:
@@ -77,9 +94,9 @@ def _baseline_band(ax: Any, history: History, j: Judged) -> None:
     ax.plot([start, end], [j.baseline_value] * 2, color="#57606a", linestyle="--", linewidth=1.2, label=label)
 
 
-def history_html(history: History, device: str) -> str:
+def history_html(history: History, device: str, now_s: float | None = None) -> str:
     """The history part of a run's section: a line on the baseline (or too little history) and a chart per
-    test and direction."""
+    test and direction, of the runs dated from 1970 to now (`now_s`, the clock by default)."""
     e = html.escape
     b = history.baseline
     parts = [f"<h3>History of {e(device)}, measured this way</h3>"]
@@ -90,6 +107,11 @@ def history_html(history: History, device: str) -> str:
     current = next((r for r in history.runs if r.run_id == history.run_id), None)
     if current is None:
         return "\n".join(parts)
+    history, left_out = drawn_history(history, time.time() if now_s is None else now_s)
+    if left_out:
+        ids = ", ".join(f"#{r.run_id}" for r in left_out[:5]) + (", …" if len(left_out) > 5 else "")
+        said = LEFT_OUT.format(count=len(left_out), ids=ids, when=left_out[0].started_at)
+        parts.append(f"<p class='muted'>{e(said)}.</p>")
     for test_id, figures in current.tests.items():
         if figures.cache_affected:
             continue
