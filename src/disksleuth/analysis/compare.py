@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,6 +25,20 @@ METRIC_LABELS = {
 LOWER_IS_BETTER = {"lat_p99_us", *DIRECTION_LATENCY}
 INTERVAL_METRICS = ("read_mbps", "write_mbps", "read_iops", "write_iops")
 SAME_WITHIN = 0.01  # ratios within 1% of 1.00x are "same": below what a rerun reproduces
+# A 95% interval wider than the figure itself (±100%: from nothing to twice the figure) says the figure is not
+# known; it cannot make a change "same" (a crafted ci95_pct of 1e15 called a 6.7e11x change so). The change is
+# then said with its direction and that the interval is too wide to judge it.
+MAX_JUDGING_CI_PCT = 100.0
+# Below these a figure is nothing: no byte per second, no I/O in a thousand seconds, no nanosecond of latency. A
+# ratio against nothing is no ratio (1,549 MB/s over a stored 1e-320 printed "infx faster"): "from nothing".
+_NOTHING = {"mbps": 1e-6, "iops": 1e-3, "us": 1e-3}
+FROM_NOTHING = "from nothing"
+TO_NOTHING = "to nothing"
+TOO_WIDE = "too wide to judge"
+
+
+def is_nothing(value: float, metric: str) -> bool:
+    return value < _NOTHING[metric.rsplit("_", 1)[-1]]
 
 
 @dataclass(frozen=True)
@@ -39,14 +54,25 @@ class Row:
     # they share the MB/s row's judgement; judged apart, 688.9 -> 784.0 MB/s was "same" beside 654 -> 745
     # IOPS "faster", both 1.14x, one on each side of the noise threshold.
     changes: tuple[str | None, ...] = ()
+    # Why run i's change is said without a ratio or without a judgement: FROM_NOTHING (the baseline's figure is
+    # nothing), TO_NOTHING (run i's is), TOO_WIDE (an interval wider than its figure); None for the rest.
+    notes: tuple[str | None, ...] = ()
 
     def noise(self, i: int, baseline: int) -> float | None:
         """How far run i may differ from the baseline by chance alone: both 95% half-widths combined
-        (root sum of squares), as a fraction; None when either run has no interval."""
+        (root sum of squares), as a fraction; None when either run has no interval, or one too wide to judge
+        with (MAX_JUDGING_CI_PCT)."""
         if not self.ci95_pcts:
             return None
         a, b = self.ci95_pcts[i], self.ci95_pcts[baseline]
-        return None if a is None or b is None else (a * a + b * b) ** 0.5 / 100.0
+        if a is None or b is None or max(a, b) > MAX_JUDGING_CI_PCT:
+            return None
+        return math.hypot(a, b) / 100.0
+
+    def too_wide(self, i: int, baseline: int) -> bool:
+        """Whether run i's or the baseline's interval is too wide to judge a change with."""
+        cis = [self.ci95_pcts[k] for k in (i, baseline)] if self.ci95_pcts else []
+        return any(x is not None and x > MAX_JUDGING_CI_PCT for x in cis)
 
 
 @dataclass(frozen=True)
@@ -153,7 +179,11 @@ def compare(docs: list[dict[str, Any]], baseline: int = 0, reference: dict[str, 
             if metric in LOWER_IS_BETTER and not any(values):
                 continue
             base = values[baseline]
-            ratios = tuple(v / base if v is not None and base else None for v in values)
+            # No ratio over nothing; a figure that fell to nothing keeps its ratio (0.00x), said "to nothing".
+            ratios = tuple(
+                v / base if v is not None and base is not None and not is_nothing(base, metric) else None
+                for v in values
+            )
             ref_value = (ref_tests.get(test_id) or {}).get(metric)
             pct = tuple(100.0 * v / ref_value if v is not None and ref_value else None for v in values)
             cis: tuple[float | None, ...] = ()
@@ -194,7 +224,9 @@ def figure_changes(rows: list[Row], docs: list[dict[str, Any]], baseline: int, i
             quoted = (iops or mbps) if small else (mbps or iops)
             if quoted is None or quoted.values[i] is None or quoted.values[baseline] is None:
                 continue
-            word = (mbps or quoted).changes[i] if (mbps or quoted).changes else None
+            judged = mbps or quoted
+            word = judged.changes[i] if judged.changes else None
+            note = judged.notes[i] if judged.notes else None
             out.append(
                 FigureChange(
                     test_id,
@@ -206,6 +238,7 @@ def figure_changes(rows: list[Row], docs: list[dict[str, Any]], baseline: int, i
                     word,
                     mbps.values[baseline] if mbps else None,
                     mbps.values[i] if mbps else None,
+                    note,
                 )
             )
     return out
@@ -215,6 +248,7 @@ def _metrics(test_id: str, by_run: list[dict[str, dict[str, Any]]]) -> tuple[str
     """The rows of one test: a mixed test's p99 latency per direction, each direction against itself. Its
     headline p99 stays only for a run stored without the per-direction figures (before they were kept)."""
     tests = [t[test_id] for t in by_run if test_id in t]
+
     def has_split(t: dict[str, Any]) -> bool:
         return any(t.get(k) is not None for k in DIRECTION_LATENCY)
 
@@ -224,21 +258,52 @@ def _metrics(test_id: str, by_run: list[dict[str, dict[str, Any]]]) -> tuple[str
     return (*METRICS[:4], *DIRECTION_LATENCY, *(("lat_p99_us",) if old else ()))
 
 
+def _note(r: Row, i: int, baseline: int) -> str | None:
+    """FROM_NOTHING, TO_NOTHING, TOO_WIDE or None for run i's change against the baseline (see Row.notes)."""
+    v, base = r.values[i], r.values[baseline]
+    if i == baseline or v is None or base is None:
+        return None
+    if is_nothing(base, r.metric) or is_nothing(v, r.metric):
+        if is_nothing(base, r.metric) and is_nothing(v, r.metric):
+            return None  # nothing both times: no change to speak of
+        return FROM_NOTHING if is_nothing(base, r.metric) else TO_NOTHING
+    ratio = r.ratios[i]
+    if ratio is not None and abs(ratio - 1.0) >= SAME_WITHIN and r.too_wide(i, baseline):
+        return TOO_WIDE
+    return None
+
+
+def _word(r: Row, i: int, baseline: int, note: str | None) -> str | None:
+    """The change word: from or to nothing by its direction, never "same"; otherwise change_word."""
+    lower = r.metric in LOWER_IS_BETTER
+    if note == FROM_NOTHING:
+        return "worse" if lower else "faster"
+    if note == TO_NOTHING:
+        return "better" if lower else "slower"
+    return change_word(r.ratios[i], r.metric, r.noise(i, baseline))
+
+
 def _judged(rows: list[Row], baseline: int) -> list[Row]:
-    """Each row with its change words; a direction's IOPS row takes its MB/s row's words (see Row.changes)."""
+    """Each row with its change words and notes; a direction's IOPS row takes its MB/s row's words (see
+    Row.changes) where the MB/s row judged a change it could measure (no note): an IOPS row is not "from
+    nothing" because its MB/s figure was stored as nothing."""
 
-    def words(r: Row) -> tuple[str | None, ...]:
-        return tuple(change_word(x, r.metric, r.noise(i, baseline)) for i, x in enumerate(r.ratios))
+    def judged(r: Row) -> tuple[tuple[str | None, ...], tuple[str | None, ...]]:
+        notes = tuple(_note(r, i, baseline) for i in range(len(r.values)))
+        return tuple(_word(r, i, baseline, n) for i, n in enumerate(notes)), notes
 
-    own = {(r.test_id, r.metric): words(r) for r in rows}
+    own = {(r.test_id, r.metric): judged(r) for r in rows}
     out = []
     for r in rows:
-        changes = own[(r.test_id, r.metric)]
+        changes, notes = own[(r.test_id, r.metric)]
         if r.metric.endswith("_iops"):
             mbps = own.get((r.test_id, r.metric.replace("_iops", "_mbps")))
             if mbps is not None:  # a ratio missing on one side keeps the row's own word there
-                changes = tuple(m if m is not None else c for m, c in zip(mbps, changes, strict=True))
-        out.append(replace(r, changes=changes))
+                changes = tuple(
+                    m if m is not None and mn is None and n is None else c
+                    for m, mn, c, n in zip(*mbps, changes, notes, strict=True)
+                )
+        out.append(replace(r, changes=changes, notes=notes))
     return out
 
 
@@ -255,13 +320,38 @@ def change_word(ratio: float | None, metric: str, noise: float | None = None) ->
     return "faster" if ratio > 1.0 else "slower"
 
 
-def format_change(ratio: float | None, metric: str, noise: float | None = None, word: str | None = None) -> str:
-    """'2.10x faster', '0.62x slower'; for latency '0.62x better', '1.60x worse'. `word`: the judgement made
-    already (Row.changes), else it is made here."""
+def format_change(
+    ratio: float | None, metric: str, noise: float | None = None, word: str | None = None, note: str | None = None
+) -> str:
+    """'2.10x faster', '0.62x slower'; for latency '0.62x better', '1.60x worse'; 'from nothing', 'to nothing';
+    '3.20x faster?' when an interval is too wide to judge (TOO_WIDE_LEGEND says so under the table). `word`: the
+    judgement made already (Row.changes), else it is made here; `note`: Row.notes."""
+    if note in (FROM_NOTHING, TO_NOTHING):
+        return note
     word = word or change_word(ratio, metric, noise)
     if ratio is None or word is None:
         return "—"
-    return f"{format_ratio(ratio)} {word}"
+    return f"{format_ratio(ratio)} {word}" + ("?" if note == TOO_WIDE else "")
+
+
+def too_wide_line(c: Comparison) -> str | None:
+    """The line under the table for changes marked '?': which runs' intervals are too wide, and how wide."""
+    widest: dict[int, float] = {}
+    for r in c.rows:
+        for i, note in enumerate(r.notes):
+            if note != TOO_WIDE:
+                continue
+            for k in (i, c.baseline):
+                ci = r.ci95_pcts[k] if r.ci95_pcts else None
+                if ci is not None and ci > MAX_JUDGING_CI_PCT:
+                    widest[k] = max(widest.get(k, 0.0), ci)
+    if not widest:
+        return None
+    runs = ", ".join(f"#{c.run_ids[k]} ±{pct:,.3g}%" for k, pct in sorted(widest.items()))
+    return (
+        f"?: a 95% interval wider than its figure ({runs}) is too wide to judge whether a change is more than "
+        "chance; the ratio is shown, not judged."
+    )
 
 
 def format_value(value: float | None, metric: str) -> str:
@@ -283,6 +373,10 @@ def table_cells(c: Comparison) -> tuple[list[str], list[list[str]]]:
             cells = [f"{p:.0f}%" if p is not None else "—" for p in r.pct_of_reference]
         else:
             cells = [format_value(v, r.metric) for v in r.values]
-            cells += [format_change(x, r.metric, word=r.changes[i]) for i, x in enumerate(r.ratios) if i != c.baseline]
+            cells += [
+                format_change(x, r.metric, word=r.changes[i], note=r.notes[i] if r.notes else None)
+                for i, x in enumerate(r.ratios)
+                if i != c.baseline
+            ]
         rows.append([r.test_id, METRIC_LABELS[r.metric], *cells])
     return header, rows

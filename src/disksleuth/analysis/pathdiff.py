@@ -88,6 +88,7 @@ class FigureChange:
     word: str | None  # "faster", "slower", "same"
     before_mbps: float | None  # the same figure in MB/s, set against the link's ceiling
     after_mbps: float | None
+    note: str | None = None  # compare's Row.notes: "from nothing", "to nothing", "too wide to judge"
 
 
 @dataclass(frozen=True)
@@ -426,6 +427,11 @@ def figure_text(f: FigureChange) -> str:
     """'SEQ1M_Q8T1_read rose 3.33x (373 → 1,243 MB/s)'."""
     unit = "IOPS" if f.metric.endswith("_iops") else "MB/s"
     values = f"{_value_text(f.before, f.metric)} → {_value_text(f.after, f.metric)} {unit}"
+    if f.note in ("from nothing", "to nothing"):  # no ratio over nothing ("infx" before)
+        return f"{_figure_name(f)} {'rose' if f.note == 'from nothing' else 'fell'} {f.note} ({values})"
+    if f.note == "too wide to judge":  # never "held within the intervals": an interval wider than its figure
+        moved = "rose" if f.word == "faster" else "fell to"
+        return f"{_figure_name(f)} {moved} {format_ratio(f.ratio)} ({values}), an interval too wide to judge it"
     if f.word == "same":
         return f"{_figure_name(f)} held within the two runs' intervals ({format_ratio(f.ratio)}: {values})"
     moved = "rose" if f.word == "faster" else "fell to"

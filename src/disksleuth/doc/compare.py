@@ -39,6 +39,8 @@ def _pair_explanations(p: PairDiff) -> list[dict[str, Any]]:
             "after": e.figure.after,
             "ratio": None if e.figure.ratio is None else round(e.figure.ratio, 4),
             "change": e.figure.word,
+            # "from nothing", "to nothing" or "too wide to judge" (added field; see the row's change_notes).
+            "note": e.figure.note,
             "verdict": e.verdict,
             "explained": e.explained,
             "changes": [_change(x) for x in e.because],
@@ -91,6 +93,10 @@ def compare_to_dict(c: Comparison) -> dict[str, Any]:
                 "changes": list(r.changes),
                 # Each run's 95% interval of this figure (added field; [] for latency rows).
                 "ci95_pcts": list(r.ci95_pcts),
+                # Per run, why its change has no ratio or no judgement (added field): "from nothing" (the
+                # baseline's figure is nothing: ratio null), "to nothing", "too wide to judge" (an interval wider
+                # than its figure: `changes` gives the direction only); null otherwise.
+                "change_notes": list(r.notes),
                 "pct_of_reference": None
                 if c.reference_id is None
                 else [None if p is None else round(p, 2) for p in r.pct_of_reference],

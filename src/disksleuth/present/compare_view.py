@@ -10,6 +10,7 @@ from disksleuth.analysis.compare import (
     Comparison,
     differences_line,
     table_cells,
+    too_wide_line,
 )
 from disksleuth.analysis.pathdiff import (
     COLUMNS_HEADING,
@@ -40,6 +41,8 @@ def to_markdown(c: Comparison) -> str:
     lines += ["| " + " | ".join(_md_cell(cell) for cell in row) + " |" for row in rows]
     if c.reference_id is not None:
         lines.append(f"\nFigures are % of run #{c.reference_id}.")
+    elif too_wide_line(c):
+        lines.append(f"\n{_md_cell(too_wide_line(c) or '')}")
     warning = differences_line(c)
     if warning:
         lines.append(f"\n**Warning:** {_md_cell(warning)}")
@@ -114,6 +117,9 @@ def render_table(c: Comparison) -> None:
             "for latency lower is better; same: within 1%, or within what the two runs' 95% intervals "
             "allow.[/dim]"
         )
+        wide = too_wide_line(c)
+        if wide:
+            out.print(Text(safe_text(wide, markup=False), style="yellow"))
     _render_paths(c, out)
 
 
