@@ -23,8 +23,11 @@ from disksleuth.errors import json_problem
 _WS = re.compile(rb"[ \t\n\r]*")
 _WS_BYTES = (b" ", b"\t", b"\n", b"\r")
 _NUMBER = re.compile(rb"(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?")
-_PLAIN_STRING = re.compile(rb'[^"\\\x00-\x1f]*"')  # the common case: no escape, no control character
-_ESCAPED_STRING = re.compile(rb'(?:[^"\\\x00-\x1f]|\\[^\x00-\x1f])*"')
+_PLAIN_STRING = re.compile(rb'[^"\\\x00-\x1f]*+"')  # the common case: no escape, no control character
+# Possessive, in the form exportstream._STR reads strings with (no alternatives inside a repeat; Debian 12's
+# 3.11.2 gets other possessive forms wrong): `(?:a|\\b)*` kept a state per character, and a run of 4 million
+# escapes (12 MB) took 1 GB, a 256 MiB one 20 GB.
+_ESCAPED_STRING = re.compile(rb'[^"\\\x00-\x1f]*+(?:\\[^\x00-\x1f][^"\\\x00-\x1f]*+)*+"')
 _PLAIN_KEY = re.compile(rb'"([^"\\\x00-\x1f]*)"[ \t\n\r]*:[ \t\n\r]*')
 # The commonest member of a run document (every series point is five): "name": number, then , or }.
 _NUMBER_MEMBER = re.compile(
@@ -37,6 +40,7 @@ _CONSTANTS = (b"NaN", b"Infinity", b"-Infinity")
 _DICT_ENTRY_BYTES = 46
 _LIST_SLOT_BYTES = 8
 _MEMO_ENTRY_BYTES = 64  # the decoder's table of keys already seen (one str per distinct key)
+_LONG_STRING_BYTES = 1 << 16  # a string longer than this is decoded without copies of its bytes (_long_string)
 _SMALL_INTS = range(-5, 257)  # CPython shares these: no allocation
 
 
@@ -157,6 +161,8 @@ class _Decoder:
             m = _ESCAPED_STRING.match(data, pos)
             if m is None:
                 raise JsonError("Unterminated string or invalid control character in string", data, pos - 1)
+        if m.end() - pos > _LONG_STRING_BYTES:
+            return self._long_string(pos, m.end())
         try:
             text = data[pos : m.end()].decode("utf-8")
         except UnicodeDecodeError:
@@ -168,6 +174,24 @@ class _Decoder:
         except ValueError as exc:  # json.JSONDecodeError: a bad escape
             raise JsonError(str(getattr(exc, "msg", "Invalid \\escape")), data, pos) from None
         return value, m.end()
+
+    def _long_string(self, pos: int, end: int) -> tuple[str, int]:
+        """As string(), for a long one: decoded from a view of the bytes, without its closing quote when nothing
+        is escaped. A slice of the bytes, then a str without the quote, made a 250 MiB string (as large as a run
+        may be) take three times its size while it was built: 815 MB for `import`."""
+        data = self.data
+        escaped = data.find(b"\\", pos, end) >= 0
+        try:
+            text = str(memoryview(data)[pos : end if escaped else end - 1], "utf-8")
+        except UnicodeDecodeError:
+            raise NotUtf8("not UTF-8") from None
+        if not escaped:
+            return text, end
+        try:
+            value, _end = scanstring(text, 0, True)
+        except ValueError as exc:  # json.JSONDecodeError: a bad escape
+            raise JsonError(str(getattr(exc, "msg", "Invalid \\escape")), data, pos) from None
+        return value, end
 
     def key(self, pos: int) -> tuple[str, int]:
         """A property name and its colon, from its opening quote; returns (name, position of the value)."""

@@ -232,7 +232,8 @@ class ExportReader:
         end = self._value_end(depth)
         start = self.pos
         first_line = self._lineno(start)
-        raw = bytes(self.buf[start:end])
+        with memoryview(self.buf) as view:  # one copy: a slice of the bytearray, then bytes of it, was two
+            raw = bytes(view[start:end])
         if len(raw) > FAST_DECODE_BYTES:  # its bytes are in `raw` now: none held twice while it is decoded
             self.lines_before += self.buf.count(b"\n", 0, end)
             del self.buf[:end]
