@@ -83,6 +83,57 @@ def _array_of(names: list[str]) -> StackNode | None:
     return tree if len(tree.leaves()) > 1 else None
 
 
+def _beneath(name: str) -> dict[str, str | None]:
+    """What a member reads: {physical device: how the member reaches it, None for the device itself}. The disks
+    (and loop devices) at the bottom of its stack (a partition reaches its disk, dm/md their members), and for a
+    loop device the other loop devices on its backing file and the block device it is attached to."""
+    tree = read_stack(name)
+    out: dict[str, str | None] = {}
+    for leaf in tree.leaves():
+        if leaf.kind == "missing":
+            continue
+        if leaf.name == name:
+            out[name] = None
+        elif tree.kind == "partition":
+            out.setdefault(leaf.name, f"{name} is a partition of {leaf.name}")
+        else:
+            out.setdefault(leaf.name, f"{name} is a {tree.kind} device over {leaf.name}")
+        device = leaf.device
+        if device is None:
+            continue
+        for other in device.shares_backing_with:
+            out.setdefault(other, f"{leaf.name} and {other} are attached to one backing file")
+        if device.backed_by:
+            for below in read_stack(device.backed_by).leaves():
+                out.setdefault(below.name, f"{leaf.name} is a loop device over {device.backed_by}")
+    return out
+
+
+def _refuse_shared(names: list[str]) -> None:
+    """Two members on one physical disk are not two members: read together they take turns on the one disk, so
+    "together" measures the disk's contention and member_slow or shared_bottleneck would judge it as two
+    devices (`--members loop2 loop2p1` read loop2 twice). Refused like a device given twice: a disk with its own
+    partition, two partitions of one disk, dm/md devices over either, and loop devices on one backing file or
+    over a member. Loop devices over different files on one file system stay: a loop device is a device of its
+    own (docs/ARCHITECTURE.md), and what it measures is its backing file."""
+    seen: dict[str, tuple[str, str | None]] = {}  # physical device -> (member, how it reaches it)
+    for name in names:
+        for physical, how in _beneath(name).items():
+            if physical in seen and seen[physical][0] != name:
+                other, other_how = seen[physical]
+                if any(h and h.endswith("one backing file") for h in (other_how, how)):
+                    raise UsageError(
+                        f"--members names {other} and {name}, loop devices attached to one backing file: one file is "
+                        "not two members; name each once"
+                    )
+                said = "; ".join(dict.fromkeys(h for h in (other_how, how) if h))
+                raise UsageError(
+                    f"--members names {other} and {name}, which both read {physical} ({said}): one disk is not two "
+                    "members; name each disk once"
+                )
+            seen.setdefault(physical, (name, how))
+
+
 def run_members(
     paths: list[str],
     opts: BenchOptions,
@@ -114,6 +165,7 @@ def run_members(
     names = [t.device.name if t.device else os.path.basename(t.path) for t in targets]
     if len(set(names)) != len(names):
         raise UsageError("--members names the same device twice: " + ", ".join(names))
+    _refuse_shared(names)
     array = _array_of(names)
     infos: dict[str, MemberInfo] = {m.name: m for m in member_infos(array)} if array else {}
     notes: list[str] = []
