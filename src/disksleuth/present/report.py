@@ -778,7 +778,11 @@ def render_report(docs: list[dict[str, Any]], histories: Sequence[History] = ())
     body.append("</section>")
     by_run = {h.run_id: h for h in histories}
     body += [_run_section(d, by_run.get(d["run"]["id"])) for d in docs]
-    return (
+    page = (
         f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
         f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
     )
+    # Every part escapes its stored names (_e), and the page is still passed through the terminal's own
+    # neutraliser, line by line: a name that reached a part unescaped (the history heading carried ESC and BEL,
+    # issue 35 §13) shows as the terminal shows it, never as a raw control byte in the file.
+    return "\n".join(safe_text(line, markup=False) for line in page.split("\n"))

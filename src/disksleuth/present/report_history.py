@@ -22,6 +22,7 @@ from disksleuth.analysis.baseline import (
 )
 from disksleuth.model.baseline import EarlierRun
 from disksleuth.present.charts import CHART_WIDTH_IN, RUN_COLORS, chart_text, fmt_value, legend_below, pyplot, svg_of
+from disksleuth.present.text import safe_text
 
 TOO_LITTLE = "too little history"
 LEFT_OUT = "left out of the charts: {count} run(s) dated before 1970 or in the future ({ids}, e.g. {when})"
@@ -97,7 +98,10 @@ def _baseline_band(ax: Any, history: History, j: Judged) -> None:
 def history_html(history: History, device: str, now_s: float | None = None) -> str:
     """The history part of a run's section: a line on the baseline (or too little history) and a chart per
     test and direction, of the runs dated from 1970 to now (`now_s`, the clock by default)."""
-    e = html.escape
+
+    def e(value: str) -> str:  # names from the store (device, host) shown as the terminal shows them (issue 35 §13)
+        return html.escape(safe_text(value, markup=False))
+
     b = history.baseline
     parts = [f"<h3>History of {e(device)}, measured this way</h3>"]
     if b.status != "compared":
