@@ -60,7 +60,7 @@ def test_a_figure_rising_from_nothing_has_no_ratio(cli, tmp_path, nothing: float
     assert "inf" not in table.out.replace("info", "")
     markdown = cli("compare", "1", "2", "--format", "markdown").out
     assert "| from nothing |" in markdown and "inf" not in markdown.replace("info", "")
-    doc = cli("compare", "1", "2", "--json").json()
+    doc = _strict_json(cli("compare", "1", "2", "--json").out)  # the ratio was Infinity, which is not JSON
     assert_valid(doc, "compare")
     row = _seq_row(doc)
     assert row["ratios"] == [None, None] and row["changes"][1] == "faster"
@@ -130,3 +130,25 @@ def test_tight_intervals_judge_a_small_change(cli, tmp_path) -> None:
     )
     row = _seq_row(cli("compare", "1", "2", "--json").json())
     assert row["changes"][1] == "faster" and row["change_notes"] == [None, None]
+
+
+def _strict_json(text: str) -> dict:
+    """JSON as the standard has it: Python's json reads Infinity and NaN, which no other reader takes."""
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_a_figure_relative_to_a_reference_of_nothing_has_no_percentage(cli, tmp_path) -> None:
+    """`--relative-to` a run whose figure is a stored 1e-320: "inf%" in the table, and `Infinity` (not JSON) in
+    --json, before."""
+    _import(cli, tmp_path, change_first=_set("read_mbps", 1e-320))
+    table = cli("compare", "2", "--relative-to", "1")
+    assert table.code == 0 and "inf" not in table.out.replace("info", ""), table
+    seq = next(line for line in table.out.splitlines() if line.startswith("SEQ1M_Q8T1_read"))
+    assert seq.split()[-1] == "—", seq
+    doc = _strict_json(cli("compare", "2", "--relative-to", "1", "--json").out)
+    assert_valid(doc, "compare")
+    assert _seq_row(doc)["pct_of_reference"] == [None]

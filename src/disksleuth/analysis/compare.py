@@ -185,7 +185,9 @@ def compare(docs: list[dict[str, Any]], baseline: int = 0, reference: dict[str, 
                 for v in values
             )
             ref_value = (ref_tests.get(test_id) or {}).get(metric)
-            pct = tuple(100.0 * v / ref_value if v is not None and ref_value else None for v in values)
+            # No percentage of nothing either (a stored 1e-320 reference printed "inf%", and --json "Infinity").
+            known_ref = isinstance(ref_value, (int, float)) and not is_nothing(ref_value, metric)
+            pct = tuple(100.0 * v / ref_value if v is not None and known_ref else None for v in values)
             cis: tuple[float | None, ...] = ()
             if metric in INTERVAL_METRICS:  # ci95_pct is of the headline figure: MB/s and IOPS move together
                 cis = tuple((tests.get(test_id) or {}).get("ci95_pct") for tests in by_run)
