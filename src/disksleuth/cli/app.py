@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from disksleuth import __version__
-from disksleuth.cli import explain, fleet, health, history, inventory, measure, options
+from disksleuth.cli import explain, fleet, health, history, inventory, measure, options, top
 from disksleuth.cli.common import EXIT_OK, EXIT_USAGE, emit, plain
 from disksleuth.cli.env import Environment
 from disksleuth.errors import DisksleuthError, Terminated
@@ -111,10 +111,12 @@ def build_parser(env: Environment | None = None) -> argparse.ArgumentParser:
     measure.register_bench(add)
     fleet.register_exporter(add)
     fleet.register_fleet(add)
+    top.register(add)
     return parser
 
 
-_VALUE_OPTIONS = ("--read", "--write", "--read-iops", "--write-iops", "--time", "--size", "--max-time", "--recovery")
+_VALUE_OPTIONS = ("--read", "--write", "--read-iops", "--write-iops", "--time", "--size", "--max-time", "--recovery",
+                  "--seconds", "--interval", "--pid")  # fmt: skip
 
 
 def _join_negative_values(argv: list[str]) -> list[str]:

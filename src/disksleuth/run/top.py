@@ -1,0 +1,211 @@
+"""`top`: read the counters, wait, read them again, judge the difference; once (--once) or every interval.
+
+It only reads: /proc, and sysfs for what the devices are. It never opens a /dev node, never runs a tool, and reads
+a drive's temperature sensor only when the drive did I/O during the sample (it is awake then: reading the sensor
+sends the drive a command)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
+
+from disksleuth.analysis import top_words as words
+from disksleuth.analysis.top import device_profiles, top_report
+from disksleuth.errors import DeviceNotFound, UsageError
+from disksleuth.model import Finding
+from disksleuth.model.iostat import DiskCounters
+from disksleuth.model.top import DeviceProfile, ProcessSample, Snapshot, TopReport
+from disksleuth.probe.block import list_devices
+from disksleuth.probe.diskstats import read_diskstats
+from disksleuth.probe.drive_temp import read_drive_temperature
+from disksleuth.probe.hwmon import hwmon_temp_input
+from disksleuth.probe.procfs import (
+    clock_ticks_per_s,
+    list_pids,
+    read_memory,
+    read_pressure,
+    read_process,
+    read_task_delayacct,
+)
+
+MIN_INTERVAL_S = 0.1  # shorter, and the counters' millisecond resolution is most of the figure
+MAX_INTERVAL_S = 3600.0
+
+
+def check_seconds(value: float, option: str) -> float:
+    """A sample length or refresh interval the counters can say something about."""
+    if not MIN_INTERVAL_S <= value <= MAX_INTERVAL_S:
+        raise UsageError(f"{option} must be between {MIN_INTERVAL_S:g} and {MAX_INTERVAL_S:g} seconds, not {value:g}")
+    return value
+
+
+def _page_bytes() -> int:
+    try:
+        size = os.sysconf("SC_PAGESIZE")
+    except (OSError, ValueError):
+        return 4096
+    return size if size > 0 else 4096
+
+
+class Top:
+    """One machine watched: its devices (read once from sysfs, again when /proc/diskstats lists others) and the
+    readers' roots. `devices` and `pids` narrow what is shown (--device, --pid)."""
+
+    def __init__(
+        self,
+        *,
+        procfs_root: str = "/proc",
+        sysfs_root: str = "/",
+        devices: Sequence[str] = (),
+        pids: Sequence[int] = (),
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        self.procfs_root = procfs_root
+        self.sysfs_root = sysfs_root
+        self.pids = tuple(dict.fromkeys(pids))
+        self.clock = clock
+        self.sleep = sleep
+        self.ticks = clock_ticks_per_s()
+        self.page_bytes = _page_bytes()
+        self.profiles: dict[str, DeviceProfile] = {}
+        self.shown: list[str] = []
+        self.sensors: set[str] = set()
+        self._listed: frozenset[str] = frozenset()
+        disks = read_diskstats(procfs_root)
+        self._inventory(disks)
+        self.asked = tuple(self._resolve(d, disks) for d in dict.fromkeys(devices))
+        for pid in self.pids:
+            if read_process(pid, procfs_root, with_io=False) is None:
+                raise UsageError(words.process_not_found(pid))
+
+    # --- what the devices are ---------------------------------------------------------------------------------
+
+    def _inventory(self, disks: Mapping[str, DiskCounters] | None) -> None:
+        devices = list_devices(self.sysfs_root)  # sysfs only: no device node is opened
+        self.profiles = device_profiles(devices)
+        # Unattached loop devices and unconfigured zram (size 0) are hidden, as `list` and lsblk hide them.
+        self.shown = [d.name for d in devices if not d.is_unattached]
+        self.sensors = {d.name for d in devices if hwmon_temp_input(d.name, self.sysfs_root)}  # looked up, not read
+        self._listed = frozenset(disks or ())
+
+    def _resolve(self, name: str, disks: Mapping[str, DiskCounters] | None) -> str:
+        """--device sda, /dev/sda1, /dev/mapper/x -> the kernel's name; a name /proc/diskstats does not list is
+        an error. Only the path is resolved: the node is never opened."""
+        kernel_name = os.path.basename(os.path.realpath(name)) if name.startswith("/") else name
+        if kernel_name in (disks or {}) or kernel_name in self.profiles:
+            return kernel_name
+        raise DeviceNotFound(words.device_not_found(name))
+
+    # --- one instant ----------------------------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        taken_s = self.clock()
+        shot = read_snapshot(self.procfs_root, taken_s=taken_s, pids=self.pids, ticks=self.ticks, page=self.page_bytes)
+        if shot.disks is not None and frozenset(shot.disks) != self._listed:
+            self._inventory(shot.disks)  # a device came or went: what it is, read again (a few ms)
+        return shot
+
+    def _with_temperatures(self, before: Snapshot, after: Snapshot) -> Snapshot:
+        """The temperatures of drives with a sensor that did I/O between the two snapshots."""
+        a, b = before.disks or {}, after.disks or {}
+        wanted = [n for n in (self.asked or self.shown) if n in self.sensors]
+        awake = [n for n in wanted if n in a and n in b and _moved(a[n], b[n])]
+        temps = tuple(t for t in (read_drive_temperature(n, self.sysfs_root) for n in awake) if t is not None)
+        notes = after.notes + ((words.TEMPERATURES_IDLE,) if len(awake) < len(wanted) else ())
+        return replace(after, temperatures=temps, notes=notes)
+
+    # --- judged ---------------------------------------------------------------------------------------------------
+
+    def judge(self, before: Snapshot, after: Snapshot) -> TopReport:
+        after = self._with_temperatures(before, after)
+        report = top_report(
+            before,
+            after,
+            self.profiles,
+            device_names=self.asked or [n for n in self.shown if n in (after.disks or {})],
+            context_names=[n for n in self.shown if n in (after.disks or {}) and n in (before.disks or {})],
+            extra_findings=self._path_findings(before, after),
+        )
+        gone = [pid for pid in self.pids if pid in (before.processes or {}) and pid not in (after.processes or {})]
+        if gone:
+            report = replace(report, notes=report.notes + tuple(words.pid_gone(pid) for pid in gone))
+        return report
+
+    def _path_findings(self, before: Snapshot, after: Snapshot) -> list[Finding]:
+        """Findings from readers `top` does not own, judged over the same interval: a process held by its
+        cgroup's I/O limit (io_limit, probe/cgroups.py) and AER error counters that grew on a device's link
+        (link_errors). Neither reader is in this tree yet; this is where they join."""
+        return []
+
+    def sample(self, seconds: float) -> TopReport:
+        """--once: two snapshots `seconds` apart."""
+        before = self.snapshot()
+        self.sleep(seconds)
+        return self.judge(before, self.snapshot())
+
+    def watch(self, interval_s: float, seconds: float | None = None) -> Iterator[TopReport]:
+        """A report every interval_s (the cadence kept whatever a refresh costs), for `seconds` in all or until
+        the caller stops."""
+        before = self.snapshot()
+        start = before.taken_s
+        due = start
+        while seconds is None or due + interval_s <= start + seconds + 1e-6:
+            due += interval_s
+            self.sleep(max(0.0, due - self.clock()))
+            after = self.snapshot()
+            yield self.judge(before, after)
+            before = after
+
+
+def _processes(procfs_root: str, pids: Sequence[int]) -> dict[int, ProcessSample] | None:
+    listed = list(pids) if pids else list_pids(procfs_root)
+    if listed is None:
+        return None
+    found = {}
+    for pid in listed:
+        sample = read_process(pid, procfs_root)
+        if sample is not None:  # None: gone between the listing and the read
+            found[pid] = sample
+    return found
+
+
+def read_snapshot(
+    procfs_root: str = "/proc",
+    *,
+    taken_s: float,
+    pids: Sequence[int] = (),
+    ticks: int | None = None,
+    page: int | None = None,
+) -> Snapshot:
+    """Everything top reads from /proc at one instant (`pids`: only these processes). `taken_s` is the instant
+    on any clock that only goes forward: time.monotonic() live, /proc/uptime of a captured directory."""
+    disks = read_diskstats(procfs_root)
+    processes = _processes(procfs_root, pids)
+    io_pressure = read_pressure("io", procfs_root)
+    memory_pressure = read_pressure("memory", procfs_root)
+    memory = read_memory(procfs_root)
+    notes = [words.DISKSTATS_UNREADABLE] if disks is None else []
+    if processes is None:
+        notes.append(words.PROCESSES_UNREADABLE)
+    notes += [words.pressure_unreadable(r) for r, p in (("io", io_pressure), ("memory", memory_pressure)) if not p]
+    if memory is None:
+        notes.append(words.memory_unreadable())
+    return Snapshot(
+        taken_s=taken_s,
+        disks=disks,
+        processes=processes,
+        io_pressure=io_pressure,
+        memory_pressure=memory_pressure,
+        memory=memory,
+        delayacct=read_task_delayacct(procfs_root),
+        clock_ticks_per_s=ticks or clock_ticks_per_s(),
+        page_bytes=page or _page_bytes(),
+        notes=tuple(notes),
+    )
+
+
+def _moved(a: DiskCounters, b: DiskCounters) -> bool:
+    return (a.reads_completed, a.writes_completed) != (b.reads_completed, b.writes_completed) or b.in_flight > 0
