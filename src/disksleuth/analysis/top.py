@@ -482,11 +482,14 @@ def top_report(
     profiles: Mapping[str, DeviceProfile],
     *,
     device_names: Sequence[str] | None = None,
+    context_names: Sequence[str] | None = None,
     extra_findings: Sequence[Finding] = (),
 ) -> TopReport:
     """The time between two snapshots: rates, findings and notes. `device_names` narrows the devices (--device);
-    the processes are those the snapshots hold. `extra_findings` come from readers top does not own (io_limit,
-    link_errors) and are listed with the rest."""
+    `context_names` are every device whose I/O may be a process's (whole devices: a partition's bytes are its
+    disk's too), so that narrowing never makes process_dominates claim more; the processes are those the snapshots
+    hold. `extra_findings` come from readers top does not own (io_limit, link_errors) and are listed with the
+    rest."""
     interval_s = after.taken_s - before.taken_s
     notes = list(dict.fromkeys([*before.notes, *after.notes]))
     if interval_s <= 0:
@@ -496,9 +499,14 @@ def top_report(
         return TopReport(0.0, (), (), empty, memory, after.temperatures, tuple(extra_findings), after.delayacct,
                          notes=tuple(notes))  # fmt: skip
     devices: list[DeviceRate] = []
+    context: list[DeviceRate] = []
     if before.disks is not None and after.disks is not None:
         devices, device_notes = device_rates(before.disks, after.disks, interval_s, profiles, device_names)
         notes += device_notes
+        context = devices
+        if context_names is not None and list(context_names) != list(device_names or ()):
+            context, _ = device_rates(before.disks, after.disks, interval_s, profiles, context_names)
+            context += [d for d in devices if d.name not in {c.name for c in context}]
     processes: list[ProcessRate] = []
     exited = unreadable = seen = 0
     if before.processes is not None and after.processes is not None:
@@ -516,7 +524,7 @@ def top_report(
     for rate in devices:
         findings += [f for f in (saturated(rate), latency_high(rate, interval_s)) if f]
     for rate in devices:
-        dominated = process_dominates(rate, devices, processes, profiles)
+        dominated = process_dominates(rate, context, processes, profiles)
         if dominated:
             findings.append(dominated)
     swapped = swapping(memory, pressure)
