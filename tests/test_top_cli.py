@@ -340,3 +340,15 @@ def test_the_live_view_redraws_in_place_on_a_terminal() -> None:
     assert proc.returncode == 0, screen
     assert screen.count("DEVICE") >= 3 and "\x1b[" in screen  # drawn three times, in place (cursor movement)
     assert "Traceback" not in screen
+
+
+@pytest.mark.parametrize(("seconds", "interval", "samples"), [(2.5, 1.0, [1.0, 1.0, 0.5]), (0.1, 1.0, [0.1]),
+                                                              (3.0, 1.0, [1.0, 1.0, 1.0])])  # fmt: skip
+def test_the_live_view_ends_on_time_with_at_least_one_sample(seconds: float, interval: float, samples: list) -> None:
+    now = [100.0]
+
+    def sleep(s: float) -> None:
+        now[0] += s
+
+    top = Top(clock=lambda: now[0], sleep=sleep, pids=[os.getpid()])
+    assert [round(r.interval_s, 3) for r in top.watch(interval, seconds)] == samples

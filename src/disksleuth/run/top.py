@@ -147,13 +147,18 @@ class Top:
         return self.judge(before, self.snapshot())
 
     def watch(self, interval_s: float, seconds: float | None = None) -> Iterator[TopReport]:
-        """A report every interval_s (the cadence kept whatever a refresh costs), for `seconds` in all or until
-        the caller stops."""
+        """A report every interval_s (the cadence kept whatever a refresh costs) until the caller stops, or for
+        `seconds` in all: the last sample then ends on time, shorter if need be (never under MIN_INTERVAL_S)."""
         before = self.snapshot()
-        start = before.taken_s
-        due = start
-        while seconds is None or due + interval_s <= start + seconds + 1e-6:
-            due += interval_s
+        start = due = before.taken_s
+        while True:
+            step = interval_s
+            if seconds is not None:
+                left = start + seconds - due
+                if left < MIN_INTERVAL_S and due > start:
+                    return
+                step = min(step, max(left, MIN_INTERVAL_S))
+            due += step
             self.sleep(max(0.0, due - self.clock()))
             after = self.snapshot()
             yield self.judge(before, after)
