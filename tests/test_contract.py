@@ -152,6 +152,7 @@ def _fill(args: tuple[str, ...], ctx: dict) -> list[str]:
 def _fresh_store(ctx: dict) -> str:
     """A copy of the seeded store per run: import, export and friends may change it."""
     path = os.path.join(ctx["tmp"], f"store-{uuid.uuid4().hex[:8]}.sqlite")
+    os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))  # a store is written only when private
     with sqlite3.connect(ctx["seed"]) as src, sqlite3.connect(path) as dst:
         src.backup(dst)
     return f"sqlite:///{path}"

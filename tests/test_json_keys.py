@@ -80,6 +80,7 @@ class Inputs:
         """A store of this test's own, for commands that change it."""
         path = os.path.join(self.tmp, f"store-{uuid.uuid4().hex[:8]}.sqlite")
         shutil.copyfile(self.store, path)
+        os.chmod(path, 0o600)  # a store is written only when private (copyfile gives 0644)
         return f"sqlite:///{path}"
 
     @property

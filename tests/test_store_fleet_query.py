@@ -53,6 +53,7 @@ def _check_fleet_rows(url: str) -> None:
 def test_migration_of_a_real_schema5_sqlite_store(tmp_path):
     path = tmp_path / "v5.sqlite"
     shutil.copyfile(SCHEMA5_STORE, path)
+    os.chmod(path, 0o600)  # a store is written only when private (copyfile gives 0644)
     with sqlite3.connect(path) as con:
         assert con.execute("SELECT MAX(version) FROM schema_migrations").fetchone() == (5,)
         assert "ceiling_mbps" not in {row[1] for row in con.execute("PRAGMA table_info(runs)")}

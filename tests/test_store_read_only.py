@@ -123,6 +123,7 @@ def test_a_schema3_store_on_a_read_only_mount_is_read_without_its_plain_digests(
 def test_a_schema3_store_that_can_be_written_is_upgraded_by_a_read(cli, tmp_path):
     db = tmp_path / "old.sqlite"
     shutil.copyfile(SCHEMA3_STORE, db)
+    os.chmod(db, 0o600)  # upgraded only when private (copyfile gives 0644)
     assert cli("runs", "--db", str(db)).code == 0
     with Store(str(db), create=False, read_only=True) as store:
         assert store.version() == SCHEMA_VERSION and store.serial_key is not None

@@ -122,6 +122,7 @@ def test_the_exporter_without_a_key_gives_no_id_rather_than_a_weak_one(cli, tmp_
 def _copy_schema3(tmp_path) -> str:
     path = tmp_path / "old.sqlite"
     shutil.copyfile(SCHEMA3_STORE, path)
+    os.chmod(path, 0o600)  # a store is written only when private (copyfile gives 0644)
     return str(path)
 
 
