@@ -9,6 +9,8 @@ import fcntl
 import json
 import os
 import pty
+import select
+import signal
 import subprocess
 import sys
 import time
@@ -340,6 +342,25 @@ def test_the_live_view_redraws_in_place_on_a_terminal() -> None:
     assert proc.returncode == 0, screen
     assert screen.count("DEVICE") >= 3 and "\x1b[" in screen  # drawn three times, in place (cursor movement)
     assert "Traceback" not in screen
+
+
+@pytest.mark.slow
+def test_sigterm_ends_the_live_view_with_the_cursor_given_back() -> None:
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": "80", "LINES": "40", "TERM": "xterm-256color"}
+    proc = subprocess.Popen([*DISKSLEUTH, "top", "--interval", "0.3"], stdin=slave, stdout=slave, stderr=slave, env=env)
+    os.close(slave)
+    chunks = b""
+    deadline = time.monotonic() + 20
+    while b"DEVICE" not in chunks and time.monotonic() < deadline:  # the first refresh is on the screen
+        if select.select([master], [], [], 0.5)[0]:
+            chunks += os.read(master, 65536)
+    proc.send_signal(signal.SIGTERM)
+    from conftest import drain_terminal
+
+    screen = (chunks + drain_terminal(master, proc, timeout_s=20)).decode("utf-8", errors="replace")
+    assert proc.returncode == 128 + signal.SIGTERM, screen[-500:]
+    assert "disksleuth: terminated" in screen and "\x1b[?25h" in screen and "Traceback" not in screen
 
 
 @pytest.mark.parametrize(("seconds", "interval", "samples"), [(2.5, 1.0, [1.0, 1.0, 0.5]), (0.1, 1.0, [0.1]),

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import signal
 from collections.abc import Callable
 
 from disksleuth.cli.common import EXIT_OK, emit, exit_for
 from disksleuth.cli.env import Environment
-from disksleuth.errors import UsageError
+from disksleuth.errors import TERMINATING_SIGNALS, Terminated, UsageError
 
 AddCommand = Callable[..., argparse.ArgumentParser]
 
@@ -84,10 +85,20 @@ def run_top(args: argparse.Namespace, env: Environment) -> int:
         return exit_for(list(report.findings))
     from disksleuth.present.top_view import LiveView
 
+    # SIGTERM and SIGHUP end the view the way Ctrl-C does (the terminal given back its cursor), then main() says
+    # so and exits 128 + signum.
+    previous = {sig: signal.signal(sig, _raise_terminated) for sig in TERMINATING_SIGNALS}
     try:
         with LiveView(all_devices=bool(devices)) as view:
             for report in top.watch(interval, seconds):
                 view.update(report)
     except KeyboardInterrupt:  # Ctrl-C is how a live view is left: not an error
         pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return EXIT_OK
+
+
+def _raise_terminated(signum: int, _frame: object) -> None:
+    raise Terminated(signum)
