@@ -180,6 +180,24 @@ def test_another_applications_database_is_never_written(cli, tmp_path, through, 
     assert _beside(app) == ["places.sqlite"]
 
 
+def test_an_application_database_with_its_tables_still_in_its_wal_is_never_written(cli, tmp_path):
+    """An application's new WAL database, held open: its main file is a bare header, its tables are in
+    its -wal only. Read as immutable it looked empty, and became a store (found by hand on the new code)."""
+    app = tmp_path / "app.sqlite"
+    os.close(os.open(app, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))  # -wal and -shm get its mode
+    con = sqlite3.connect(app, isolation_level=None)
+    try:
+        con.execute("PRAGMA journal_mode=wal")
+        con.execute("CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT)")
+        con.execute("INSERT INTO moz_places (url) VALUES ('https://example.org/')")
+        assert Path(f"{app}-wal").stat().st_size > 0
+        err = _one_line(cli("import", sample_export(tmp_path), "--db", str(app)))
+        assert "another application's SQLite database (tables moz_places)" in err, err
+        assert [r[0] for r in con.execute("SELECT name FROM sqlite_master")] == ["moz_places"]
+    finally:
+        con.close()
+
+
 def test_a_database_marked_with_another_application_id_is_never_written(cli, tmp_path):
     app = tmp_path / "app.sqlite"
     con = sqlite3.connect(app)

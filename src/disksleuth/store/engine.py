@@ -247,19 +247,30 @@ def _check_content(path: str, header: bytes, size: int, create: bool, trusted: b
 
 def _tables(path: str, trusted: bool) -> set[str]:
     """The file's tables, read as immutable: read-only, no lock, no -wal, -shm or -journal opened or made
-    (SQLite reads an immutable file as it would a temporary one). A store of ours that another process
-    is turning into a WAL database this instant may be read torn: read again then, with its locks."""
+    (SQLite reads an immutable file as it would a temporary one). A file whose side files passed the checks
+    (`trusted`) is read with them where its -wal holds pages (an application's new WAL database has its
+    tables there only, its main file a bare header), and again so when the immutable read fails (a store
+    of ours that another process is turning into a WAL database this instant may be read torn)."""
     base = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
-    try:
-        rows = _schema_rows(base + "&immutable=1")
-    except sqlite3.Error as exc:
-        if not trusted:
-            raise StoreError(f"{path} is not a disksleuth results store: {first_line(exc)}") from None
+    uris = [base + "&immutable=1"]
+    if trusted:
+        uris = [base] if _size(path + "-wal") else [*uris, base]
+    for n, uri in enumerate(uris, 1):
         try:
-            rows = _schema_rows(base)
-        except sqlite3.Error as again:
-            raise StoreError(f"{path} is not a disksleuth results store: {first_line(again)}") from None
-    return {name for name in rows if not name.startswith("sqlite_")}
+            rows = _schema_rows(uri)
+        except sqlite3.Error as exc:
+            if n == len(uris):
+                raise StoreError(f"{path} is not a disksleuth results store: {first_line(exc)}") from None
+            continue
+        return {name for name in rows if not name.startswith("sqlite_")}
+    return set()  # not reached: the last attempt returns or raises
+
+
+def _size(path: str) -> int:
+    try:
+        return os.lstat(path).st_size
+    except OSError:
+        return 0
 
 
 def _schema_rows(uri: str) -> list[str]:
