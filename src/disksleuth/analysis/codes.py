@@ -24,6 +24,7 @@ FINDING_CODES = frozenset(
         "latency_high",
         "lba_format",
         "link_downgraded",
+        "link_errors",
         "link_limited",
         "media_errors",
         "member_health",

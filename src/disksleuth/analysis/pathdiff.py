@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from disksleuth.analysis.aer import change_text, stored_growth
 from disksleuth.analysis.baseline import FASTER, SLOWER, Judged
 from disksleuth.analysis.ratios import format_ratio
 from disksleuth.analysis.verdicts import LINK_LIMITED_SHARE
@@ -57,7 +58,7 @@ LOOK_ELSEWHERE = (
 class PathChange:
     """One thing that differs between two runs: `before` is None when it appeared, `after` when it went."""
 
-    area: str  # "device", "link", "health", "findings", "host"
+    area: str  # "device", "link", "link_errors" (PCIe error counters that grew), "health", "findings", "host"
     what: str  # "model", "firmware", "drive", "link", "hop", "slot", "ceiling", a counter, "finding", "kernel"...
     hop: str | None  # the link hop it concerns ("PCIe 0000:03:00.0"), None when not a hop
     before: str | None
@@ -371,6 +372,8 @@ def path_changes(run_a: dict[str, Any], run_b: dict[str, Any]) -> tuple[PathChan
         ),
     )
     out += _link_changes(run_a, run_b)
+    # The path's PCIe error counters that grew between the two runs' readings (issue 36).
+    out += [PathChange("link_errors", *grew) for grew in stored_growth(_hops(run_a), _hops(run_b))]
     out += _health_changes(run_a, run_b)
     out += _finding_changes(run_a, run_b)
     ha, hb = run_a.get("run", {}).get("host") or {}, run_b.get("run", {}).get("host") or {}
@@ -392,6 +395,8 @@ def change_line(c: PathChange) -> str:
     """One change in words: 'link PCIe 0000:03:00.0: PCIe 2.0 x1 (~450 MB/s) → PCIe 2.0 x4 (~1,800 MB/s)'."""
     if c.area == "findings":
         return f"new finding: {c.after}" if c.before is None else f"finding gone: {c.before}"
+    if c.area == "link_errors":
+        return change_text(c.what, c.hop, c.before, c.after)
     if c.what == "hop":
         return f"hop appeared: {c.hop}, {c.after}" if c.before is None else f"hop gone: {c.hop}, {c.before}"
     if c.area == "health":

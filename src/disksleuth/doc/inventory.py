@@ -25,6 +25,9 @@ def hop_to_dict(c: HopCeiling) -> dict[str, Any]:
     out["fact"] = c.fact
     if "backing" in out:
         out["backing"] = list(out["backing"])
+    for key in ("aer", "port_aer"):  # PCIe error counters (issue 36): lists, as JSON gives them back
+        if out.get(key):
+            out[key]["counts"] = list(out[key]["counts"])
     if c.hop.kind == "pcie" and "slot" not in out:
         out["slot"] = None
     return out
@@ -113,5 +116,9 @@ def link_status_to_dict(s: LinkStatus) -> dict[str, Any]:
         "findings": [f.to_dict() for f in (s.slot_limited, s.behind_chipset) if f is not None],
         # Added: the physical slot of the function's own link, where the firmware or kernel names one.
         "slot": next((h.slot.name for h in fn.path if h.name == fn.bdf and h.slot is not None), None),
+        # Added (issue 36): its PCIe error counters since boot, null when it has none.
+        "aer": {**dataclasses.asdict(fn.aer), "counts": [dataclasses.asdict(c) for c in fn.aer.counts]}
+        if fn.aer
+        else None,
         "notes": list(fn.notes),
     }

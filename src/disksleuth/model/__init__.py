@@ -37,6 +37,32 @@ class Slot:
 
 
 @dataclass(frozen=True)
+class AerCount:
+    """One kind of PCIe error a function counted, as its aer_dev_* file names it."""
+
+    severity: str  # "correctable", "nonfatal", "fatal"
+    name: str  # the kernel's name: "RxErr", "BadDLLP", "CmpltTO", or "dev_cor_errs_bit[15]" for an unnamed bit
+    count: int
+
+
+@dataclass(frozen=True)
+class AerCounters:
+    """A PCI function's PCIe Advanced Error Reporting counters since boot (drivers/pci/pcie/aer.c; sysfs
+    aer_dev_correctable, aer_dev_nonfatal, aer_dev_fatal and a root port's aer_rootport_total_err_*). None: the
+    file is missing or unreadable (no AER capability, firmware-first error handling, or an older kernel)."""
+
+    bdf: str
+    correctable: int | None  # TOTAL_ERR_COR: error messages the function reported
+    nonfatal: int | None  # TOTAL_ERR_NONFATAL
+    fatal: int | None  # TOTAL_ERR_FATAL
+    # A root port's (or event collector's) totals: messages it received from everything below it, itself included.
+    rootport_correctable: int | None = None
+    rootport_nonfatal: int | None = None
+    rootport_fatal: int | None = None
+    counts: tuple[AerCount, ...] = ()  # the kinds with a non-zero count, in the files' order
+
+
+@dataclass(frozen=True)
 class PcieHop:
     """One PCIe link: a downstream-facing port (root port or switch downstream port) and the
     upstream-facing function below it (endpoint or switch upstream port)."""
@@ -55,6 +81,9 @@ class PcieHop:
     port_is_chipset: bool = False
     is_bridge: bool = False  # the lower end is a switch upstream port, not an endpoint
     slot: Slot | None = None  # the physical slot this link runs through, where the facts name one
+    # PCIe AER counters of the function below the port and of the port (issue 36); None: none readable.
+    aer: AerCounters | None = None
+    port_aer: AerCounters | None = None
     kind: str = field(default="pcie", init=False)
 
 

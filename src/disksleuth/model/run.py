@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from disksleuth.model import ChipsetUplink, Device, PcieHop
+from disksleuth.model import AerCounters, ChipsetUplink, Device, PcieHop
 from disksleuth.model.sustained import Sustained  # at run time: the store's validator resolves the hints
 
 # --- benchmark results -----------------------------------------------------------------------
@@ -272,3 +272,4 @@ class PciFunction:
     path: tuple[PcieHop, ...] = ()
     # An endpoint whose path crosses the chipset: who shares the chipset's uplink (probe.uplink).
     chipset_uplink: ChipsetUplink | None = None
+    aer: AerCounters | None = None  # its PCIe error counters since boot (probe.aer; issue 36)

@@ -155,6 +155,7 @@ def families(snap: Snapshot) -> list[Metric]:
             health_age.add_metric([name], disk.health_read_at)
 
     health_metrics = health_families(snap)
+    aer_metrics = aer_families(snap)
 
     bench_bps = GaugeMetricFamily(
         "disksleuth_bench_bytes_per_second",
@@ -245,7 +246,49 @@ def families(snap: Snapshot) -> list[Metric]:
         store_up,
         store_read,
         *health_metrics,
+        *aer_metrics,
     ]
+
+
+def aer_families(snap: Snapshot) -> list[Metric]:
+    """The PCIe error counters of every function on each device's path (issue 36), as the kernel counts them since
+    boot: an alert rule watches them grow. A function on several devices' paths (a root port, a switch) is a series
+    under each device. The error's severity is `kind` (correctable, nonfatal, fatal): a `severity` label would be
+    overwritten by an alert's own (warning, critical), and two kinds on one function would collide."""
+    own = CounterMetricFamily(
+        "disksleuth_pcie_aer_errors",
+        "PCIe AER errors a function on the device's path to the CPU reported since boot (sysfs aer_dev_correctable, "
+        "aer_dev_nonfatal, aer_dev_fatal: TOTAL_ERR_*). Growth means the link retransmits (correctable) or lost "
+        "transfers (nonfatal, fatal): a riser, cable (OCuLink) or seating fault, or a failing device. 0 again at "
+        "boot.",
+        labels=["device", "bdf", "kind"],
+    )
+    below = CounterMetricFamily(
+        "disksleuth_pcie_aer_rootport_errors",
+        "PCIe AER error messages a root port on the device's path received from everything below it since boot "
+        "(sysfs aer_rootport_total_err_cor, _nonfatal, _fatal).",
+        labels=["device", "bdf", "kind"],
+    )
+    for disk in snap.disks:
+        name = _label(disk.device.name)
+        seen: set[str] = set()
+        for hc in disk.chain.hops:
+            hop = hc.hop
+            if not isinstance(hop, PcieHop):
+                continue
+            for counters in (hop.aer, hop.port_aer):
+                if counters is None or counters.bdf in seen:
+                    continue
+                seen.add(counters.bdf)
+                bdf = _label(counters.bdf)
+                for severity in ("correctable", "nonfatal", "fatal"):
+                    value = getattr(counters, severity)
+                    if value is not None:
+                        own.add_metric([name, bdf, severity], value)
+                    value = getattr(counters, f"rootport_{severity}")
+                    if value is not None:
+                        below.add_metric([name, bdf, severity], value)
+    return [own, below]
 
 
 # Health gauges: (family name, help, Health field, scale). Ratios and seconds are Prometheus' base units; the same

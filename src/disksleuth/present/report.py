@@ -19,6 +19,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from disksleuth.analysis.aer import stored_aer_lines
 from disksleuth.analysis.baseline import History
 from disksleuth.analysis.compare import run_label
 from disksleuth.doc.run import is_memory_backed
@@ -703,6 +704,11 @@ def _run_section(doc: dict[str, Any], history: History | None = None) -> str:
     chain = chain_chart(device)
     if chain:
         parts.append(f"<h3>Link chain, device to CPU</h3><div class='chart'>{chain}</div>")
+    link = device.get("link")  # non-zero PCIe error counters on the path (issue 36)
+    aer = stored_aer_lines((link.get("hops") if isinstance(link, dict) else None) or [])
+    if aer:
+        shown = "<br>".join(_e(line) for line in aer)
+        parts.append(f"<p class='muted'>PCIe errors since boot, as read when the run ended:<br>{shown}</p>")
     if isinstance(device.get("stack"), dict):  # issue 24: the array under the target, each member's link and state
         lines = "\n".join(_e(line) for line in tree_lines(device["stack"]))
         parts.append(f"<h3>Storage stack</h3><pre>{lines}</pre>")

@@ -138,6 +138,8 @@ def hop_where(hop: object) -> str:
 
 
 def render_chain(chain: LinkChain, indent: str = "  ") -> None:
+    from disksleuth.analysis.aer import hop_aer_lines
+
     out = console()
     if not chain.hops:
         out.print(f"{indent}[dim]link: none found[/dim]")
@@ -149,6 +151,8 @@ def render_chain(chain: LinkChain, indent: str = "  ") -> None:
         enc = f" [dim](encoded {fmt_mbps(c.encoded_mbps)})[/dim]" if c.encoded_mbps else ""
         ceiling = f"~{fmt_mbps(c.current_mbps)}" if c.current_mbps is not None else "no ceiling"
         out.print(f"{indent}{safe_text(f'{hop_where(c.hop):<34} {c.label:<28}')} {ceiling}{enc}{capable}")
+        for line in hop_aer_lines(c.hop):  # non-zero PCIe error counters: shown, not warned (issue 36)
+            out.print(f"{indent}  {safe_text(line)}")
     if chain.current_ceiling_mbps is not None:
         out.print(
             f"{indent}[bold]ceiling now {fmt_mbps(chain.current_ceiling_mbps)}[/bold], "
@@ -377,6 +381,16 @@ def _print_chipset_groups(statuses: list[LinkStatus]) -> None:
         console().print(f"[blue]chipset[/blue] {safe_text(chipset_summary(uplink, member))}")
 
 
+def _print_aer(statuses: list[LinkStatus]) -> None:
+    """A line per function whose PCIe error counters are not zero (issue 36): shown, not warned."""
+    from disksleuth.analysis.aer import function_aer_line
+
+    for s in statuses:
+        line = function_aer_line(s.fn.aer)
+        if line:
+            console().print(safe_text(line))
+
+
 def render_links(statuses: list[LinkStatus]) -> None:
     out = console()
     # (header, justify, drop rank): the BDF, the negotiated and capable links and the flag always stay.
@@ -436,6 +450,7 @@ def render_links(statuses: list[LinkStatus]) -> None:
             if s.slot_limited is not None and not s.downgraded:
                 first = s.slot_limited.message.split(". ")[0].rstrip(".")  # the why; `list` adds the fact and fix
                 out.print(f"[cyan]slot-limited[/cyan] {s.fn.bdf}: {safe_text(first)}.")
+        _print_aer(statuses)
         _print_chipset_groups(statuses)
     else:
         out.print("No PCIe links found.")

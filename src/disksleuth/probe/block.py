@@ -16,11 +16,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from disksleuth.errors import DeviceNotFound
 from disksleuth.model import Device, Hop, MmcHop, PcieHop, SataHop, Slot, UsbHop, VirtualHop
+from disksleuth.probe.aer import read_aer_at
 from disksleuth.probe.loops import (
     LoopTable,
     block_key,
@@ -566,12 +567,19 @@ def is_chipset_port(fn_bdf: str, vendor_device: str | None, is_root: bool) -> bo
 
 
 def pcie_hops(
-    fs: Sysfs, ancestors: list[str], names: list[str], notes: Notes, slots: SlotTable | None = None
+    fs: Sysfs,
+    ancestors: list[str],
+    names: list[str],
+    notes: Notes,
+    slots: SlotTable | None = None,
+    *,
+    with_aer: bool = True,
 ) -> list[PcieHop]:
     """Pair PCI functions top-down into links: RP -> [USP -> DSP]* -> EP.
 
     A root port or switch downstream port faces down; the function below it faces up. The two
-    ends of one link report the same negotiated state (LnkSta) but each its own LnkCap.
+    ends of one link report the same negotiated state (LnkSta) but each its own LnkCap. With
+    `with_aer`, each hop carries both ends' PCIe error counters (probe.aer).
     """
     fns = [
         read_pci_fn(fs, anc, notes)
@@ -588,7 +596,11 @@ def pcie_hops(
             continue  # an RC-integrated endpoint (no link) stays out of the chain
         if port.has_link or fn.has_link:
             slot = slots.slot_for(port.bdf, fn.bdf) if slots is not None else None
-            hops.append(link_hop(fn, port, port_is_root, slot))
+            hop = link_hop(fn, port, port_is_root, slot)
+            if with_aer:
+                aer, port_aer = read_aer_at(fs, fn.path, fn.bdf, notes), read_aer_at(fs, port.path, port.bdf, notes)
+                hop = replace(hop, aer=aer, port_aer=port_aer)
+            hops.append(hop)
         # A switch upstream port is followed by its downstream port, which faces down again.
         port = None
         port_is_root = False
@@ -623,7 +635,7 @@ def board_functions(fs: Sysfs, slots: SlotTable | None) -> list[BoardFn]:
                 is_bridge=fn.is_bridge,
                 top_level=top,
                 is_chipset_port=top and fn.is_bridge and is_chipset_port(fn.bdf, fn.vendor_device, True),
-                hops=tuple(pcie_hops(fs, chain, [os.path.basename(p) for p in chain], Notes(), slots)),
+                hops=tuple(pcie_hops(fs, chain, [os.path.basename(p) for p in chain], Notes(), slots, with_aer=False)),
                 own_slot=own if own is not None and own.source == "smbios" and own.matched == "device" else None,
             )
         )

@@ -87,6 +87,13 @@ _DEVICE_ATTRS = (
     "driver",
     "subsystem",
     "device_type",
+    # PCIe AER counters (probe/aer.py): a capture reads back with each hop's error counts (issue 36).
+    "aer_dev_correctable",
+    "aer_dev_nonfatal",
+    "aer_dev_fatal",
+    "aer_rootport_total_err_cor",
+    "aer_rootport_total_err_nonfatal",
+    "aer_rootport_total_err_fatal",
 )
 _BLOCK_ATTRS = (
     "size",

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from disksleuth.model.run import PciFunction
+from disksleuth.probe.aer import read_aer_at
 from disksleuth.probe.block import board_functions, pcie_hops, read_pci_fn
 from disksleuth.probe.pciids import pci_names
 from disksleuth.probe.slots import read_slot_table
@@ -89,7 +90,9 @@ def _read_functions(sysfs_root: str) -> list[PciFunction]:
         if len(chain) > 1:
             pfn = read_pci_fn(fs, chain[1], Notes())
             parent, parent_max_speed, parent_max_width = pfn.bdf, pfn.max_speed, pfn.max_width
-        hops = tuple(pcie_hops(fs, chain, [os.path.basename(p) for p in chain], Notes(), slots))
+        # Each function's own counters below; its path's would read every port again for each function under it.
+        hops = tuple(pcie_hops(fs, chain, [os.path.basename(p) for p in chain], Notes(), slots, with_aer=False))
+        aer = read_aer_at(fs, path, fn.bdf, notes)
         driver = fs.link_name(os.path.join(path, "driver"))
         uplink = None
         if not fn.is_bridge and any(h.port_is_chipset for h in hops):
@@ -113,6 +116,7 @@ def _read_functions(sysfs_root: str) -> list[PciFunction]:
                 notes=notes.as_tuple(),
                 path=hops,
                 chipset_uplink=uplink,
+                aer=aer,
             )
         )
     return out

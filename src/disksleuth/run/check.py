@@ -33,6 +33,7 @@ from disksleuth.probe.target import TargetInfo, inspect_target
 from disksleuth.run.baseline import baseline_for
 from disksleuth.run.bench import BenchOptions, Events, run_bench
 from disksleuth.run.health_history import observe
+from disksleuth.run.link_errors import errors_during, with_link_errors
 from disksleuth.run.members import run_members, with_member_health
 from disksleuth.run.plan import VIRTUAL
 
@@ -47,6 +48,7 @@ class Inspected:
     where: str | None  # "ext4 on /" for a directory or file target
     health_not_read: str | None  # why no drive health will be read, when that is known before trying
     stack: StackNode | None = None  # the array under the target, or the one its device belongs to (issue 24)
+    sysfs_root: str = "/"  # where the path's PCIe error counters are read again after the test (a test's tree)
 
 
 def inspect(path: str) -> Inspected:
@@ -150,8 +152,12 @@ def measure(
         # Without fio there is no benchmark, but the link chain and health still answer half the question.
         skipped.append(f"the benchmark: {exc}")
         run = _run_without_benchmark(target, opts, skipped)
+    link_errors: list[Finding] = []
+    if run.tests:  # the path's PCIe error counters read again (issue 36): growth during the test is link_errors
+        device, link_errors = errors_during(inspected.device, inspected.sysfs_root)
+        inspected = replace(inspected, device=device)
     a = assess_run(run, inspected.device, memory=memory_of(target), target_kind=target.kind)
-    findings = with_sustained_findings(a.findings, run)
+    findings = with_link_errors(with_sustained_findings(a.findings, run), link_errors)
     health = run.health_after or run.health_before
     if history is not None and health is not None:
         disk = run.disk or target.disk
