@@ -10,6 +10,7 @@ import json
 import os
 import pty
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -373,3 +374,23 @@ def test_the_live_view_ends_on_time_with_at_least_one_sample(seconds: float, int
 
     top = Top(clock=lambda: now[0], sleep=sleep, pids=[os.getpid()])
     assert [round(r.interval_s, 3) for r in top.watch(interval, seconds)] == samples
+
+
+@pytest.mark.slow
+@needs_loop
+def test_top_opens_no_device_node_and_writes_nothing(tmp_path) -> None:  # noqa: ANN001
+    """It only reads: no /dev node is opened (a loop device's backing is known from sysfs, not from the node's
+    LOOP_GET_STATUS64 as `list` asks it), and nothing is opened for writing."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace missing")
+    trace = tmp_path / "trace"
+    with loop_device(64) as lower, _loop_over(lower) as upper:
+        related = Top().profiles[os.path.basename(upper)].related  # what it is stacked on, known all the same
+        assert os.path.basename(lower) in related
+        argv = ["strace", "-f", "-e", "trace=open,openat,openat2", "-o", str(trace), *DISKSLEUTH, "top", "--once",
+                "--seconds", "0.2", "--json"]  # fmt: skip
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert res.returncode in (0, 1), res.stderr
+    opened = [line for line in trace.read_text().splitlines() if "open" in line and "= -1" not in line]
+    assert not [line for line in opened if '"/dev/' in line and "/dev/null" not in line and "/dev/pts" not in line]
+    assert not [line for line in opened if any(flag in line for flag in ("O_WRONLY", "O_RDWR", "O_CREAT"))]

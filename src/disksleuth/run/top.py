@@ -14,13 +14,15 @@ from dataclasses import replace
 from disksleuth.analysis import top_words as words
 from disksleuth.analysis.top import device_profiles, top_report
 from disksleuth.errors import DeviceNotFound, UsageError
-from disksleuth.model import Finding
+from disksleuth.model import Device, Finding
 from disksleuth.model.iostat import DiskCounters
 from disksleuth.model.top import DeviceProfile, ProcessSample, Snapshot, TopReport
-from disksleuth.probe.block import list_devices
+from disksleuth.probe.block import read_device
 from disksleuth.probe.diskstats import read_diskstats
 from disksleuth.probe.drive_temp import read_drive_temperature
 from disksleuth.probe.hwmon import hwmon_temp_input
+from disksleuth.probe.loops import BackingKey, LoopTable, block_key, file_key, parse_backing_file
+from disksleuth.probe.mounts import read_mount_table
 from disksleuth.probe.procfs import (
     clock_ticks_per_s,
     list_pids,
@@ -29,6 +31,7 @@ from disksleuth.probe.procfs import (
     read_process,
     read_task_delayacct,
 )
+from disksleuth.probe.sysfs import Sysfs
 
 MIN_INTERVAL_S = 0.1  # shorter, and the counters' millisecond resolution is most of the figure
 MAX_INTERVAL_S = 3600.0
@@ -84,7 +87,7 @@ class Top:
     # --- what the devices are ---------------------------------------------------------------------------------
 
     def _inventory(self, disks: Mapping[str, DiskCounters] | None) -> None:
-        devices = list_devices(self.sysfs_root)  # sysfs only: no device node is opened
+        devices = _devices(self.sysfs_root)
         self.profiles = device_profiles(devices)
         # Unattached loop devices and unconfigured zram (size 0) are hidden, as `list` and lsblk hide them.
         self.shown = [d.name for d in devices if not d.is_unattached]
@@ -163,6 +166,31 @@ class Top:
             after = self.snapshot()
             yield self.judge(before, after)
             before = after
+
+
+MAX_DEVICES = 4096  # as many block devices as `list` reads; past that the rest are not judged, only counted
+
+
+def _devices(sysfs_root: str) -> list[Device]:
+    """The block devices as `list` reads them, from sysfs alone. list_devices asks each loop device's node for its
+    backing (the LOOP_GET_STATUS64 ioctl): top opens no device node, so a loop device's backing is known here by
+    stat() of the path sysfs gives, as for a captured tree."""
+    fs = Sysfs(sysfs_root)
+    backing: dict[str, str] = {}
+    keys: dict[str, BackingKey | None] = {}
+    names = fs.listdir(fs.p("/sys/block"))[:MAX_DEVICES]
+    for name in names:
+        path = (
+            parse_backing_file(fs.read(fs.p("/sys/block", name, "loop/backing_file"))) if name[:4] == "loop" else None
+        )
+        if path is not None:
+            backing[name] = path
+            st = fs.stat(fs.p(path))  # stat() opens nothing
+            dev = fs.read(fs.p("/sys/class/block", os.path.basename(path), "dev")) if path[:5] == "/dev/" else None
+            keys[name] = file_key(st) if st is not None else block_key(dev)
+    loops = LoopTable(backing, keys)
+    mounts = read_mount_table(sysfs_root)
+    return [read_device(name, sysfs_root, mounts=mounts, fs=fs, loops=loops) for name in names]
 
 
 def _processes(procfs_root: str, pids: Sequence[int]) -> dict[int, ProcessSample] | None:
