@@ -36,6 +36,8 @@ from disksleuth.probe.sysfs import (
     BDF_RE,
     Notes,
     Sysfs,
+    block_cap_note,
+    block_device_names,
     parse_int,
     parse_mmc_ios,
     parse_pcie_speed,
@@ -66,13 +68,19 @@ _INTEL_PCH_ROOT_PORT_SLOTS = {0x1B, 0x1C, 0x1D}
 _AMD_CHIPSET_DEVICE_IDS = {0x57AD, 0x57A3, 0x57A4, 0x43E9, 0x43EA, 0x43F4, 0x43F5, 0x43C6, 0x43C7}
 
 
-def list_devices(sysfs_root: str = "/", include_partitions: bool = True) -> list[Device]:
-    """Every whole block device under <root>/sys/block, with partitions attached."""
+def list_devices(
+    sysfs_root: str = "/", include_partitions: bool = True, notes: list[str] | None = None
+) -> list[Device]:
+    """Every whole block device under <root>/sys/block, with partitions attached: the first MAX_BLOCK_DEVICES of
+    them, with a line in `notes` saying so when there are more."""
     fs = Sysfs(sysfs_root)
     mounts = read_mount_table(sysfs_root)
     loops = read_loop_table(sysfs_root)
     slots = read_slot_table(sysfs_root, fs)
-    names = fs.listdir(fs.p("/sys/block"))
+    names, total = block_device_names(fs)
+    cap_note = block_cap_note(total, len(names))
+    if cap_note and notes is not None:
+        notes.append(cap_note)
     board: list[BoardFn] = []
 
     def read_board_once() -> list[BoardFn]:  # read only when a drive is behind the chipset, then once

@@ -18,7 +18,7 @@ import struct
 from dataclasses import dataclass
 
 from disksleuth.probe.mounts import MountTable
-from disksleuth.probe.sysfs import Sysfs
+from disksleuth.probe.sysfs import Sysfs, block_device_names
 
 LOOP_MAJOR = 7  # Documentation/admin-guide/devices.txt
 DELETED_SUFFIX = " (deleted)"  # fs/d_path.c, appended to the path of an unlinked file
@@ -118,7 +118,7 @@ def read_loop_table(sysfs_root: str = "/") -> LoopTable:
     fs = Sysfs(sysfs_root)
     backing: dict[str, str] = {}
     keys: dict[str, BackingKey | None] = {}
-    for name in fs.listdir(fs.p("/sys/block")):
+    for name in block_device_names(fs)[0]:  # the devices the readers read: past the cap, not every loop device
         if not name.startswith("loop"):
             continue
         path = parse_backing_file(fs.read(fs.p("/sys/block", name, "loop/backing_file")))
