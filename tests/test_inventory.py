@@ -274,7 +274,7 @@ def test_capture_round_trip(cli, tmp_path):
     with loop_device(64) as dev:
         bundle = tmp_path / "capture.tar.gz"
         listed_before = {d["name"]: d for d in cli("list", "--json", "--all").json()["devices"]}
-        res = cli("capture", "-o", str(bundle), "--keep-serials")
+        res = cli("capture", "-o", str(bundle), "--keep-serials", "--keep-names")
         assert res.code == 0, res.err
         listed_after = {d["name"]: d for d in cli("list", "--json", "--all").json()["devices"]}
         # Other tests (pytest-xdist workers) attach and detach loop devices meanwhile: compare the devices that
@@ -308,7 +308,7 @@ def test_a_capture_of_an_array_reads_back_the_same(cli, tmp_path, tree):
     read back as healthy, and a btrfs member as a member of nothing (CI: a test's btrfs beside the round trip)."""
     root = os.path.join(SYSFS, tree)
     bundle = tmp_path / "c.tar.gz"
-    assert cli("capture", "-o", str(bundle), "--keep-serials", "--sysfs-root", root).code == 0
+    assert cli("capture", "-o", str(bundle), "--keep-serials", "--keep-names", "--sysfs-root", root).code == 0
     live = cli("list", "--json", "--all", "--sysfs-root", root).json()
     back = cli("list", "--json", "--all", "--sysfs-root", str(bundle)).json()
     assert live["arrays"] and back["arrays"] == live["arrays"]

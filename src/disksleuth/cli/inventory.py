@@ -27,6 +27,11 @@ def register(add: AddCommand) -> None:
     p = add("capture", run_capture, "bundle the sysfs files disksleuth reads, for bug reports")
     p.add_argument("-o", "--output", required=True, metavar="FILE.tar.gz")
     p.add_argument("--keep-serials", action="store_true", help="do not mask serial numbers")
+    p.add_argument(
+        "--keep-names",
+        action="store_true",
+        help="copy the mount table, swap list and loop backing-file paths as they are (user, host and file names)",
+    )
     options.add_sysfs_root(p)
 
 
@@ -45,8 +50,10 @@ def run_list(args: argparse.Namespace, env: Environment) -> int:
             | {"member_of": list(r.member_of)}
             for r in rows
         ]
-        emit(env, {"devices": docs, "arrays": arrays})
+        emit(env, {"devices": docs, "arrays": arrays} | ({"notes": list(found.notes)} if found.notes else {}))
     else:
+        for note in found.notes:  # on stderr: the table stays the devices alone
+            env.error_line(note)
         from disksleuth.present.stack_view import render_arrays
         from disksleuth.present.text import render_devices
 
@@ -75,10 +82,19 @@ def run_capture(args: argparse.Namespace, env: Environment) -> int:
 
     if args.output == "-" and env.stdout_isatty:
         raise UsageError("-o -: not writing a gzip archive to a terminal; redirect it (> bundle.tar.gz) or name a file")
-    count = capture(args.output, sysfs_root(args, env), keep_serials=args.keep_serials)
+    from disksleuth.present.capture_view import capture_lines
+
+    contents = capture(args.output, sysfs_root(args, env), keep_serials=args.keep_serials, keep_names=args.keep_names)
+    count = contents["entries"]
     masked = "kept" if args.keep_serials else "masked"
-    doc = {"capture": {"path": args.output, "entries": count, "serials_masked": not args.keep_serials}}
+    doc = {"capture": {"path": args.output, **contents}}
     wrote(env, args.output, f"wrote {{path}}: {count} sysfs entries, serial numbers {masked}", doc, args.json)
+    if not args.json:
+        for line in capture_lines(contents):  # beside the "wrote" line: on stderr when the bundle is on stdout
+            if args.output == "-":
+                env.error_line(line)
+            else:
+                say(line)
     if args.output != "-" and not args.json:
         say(f"read it back with: disksleuth list --sysfs-root {args.output}")
     return EXIT_OK

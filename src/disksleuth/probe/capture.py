@@ -14,6 +14,7 @@ gets the same mask within a bundle.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import io
@@ -26,21 +27,47 @@ import re
 import secrets
 import shutil
 import signal
+import stat
 import tarfile
 import tempfile
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from types import FrameType
 from typing import Any
 
 from disksleuth import __version__
 from disksleuth.errors import TERMINATING_SIGNALS, ParseError, Terminated, UsageError
+from disksleuth.probe.capture_names import NameMasker
 from disksleuth.probe.smbios import MAX_TABLE_BYTES, mask_identifiers
-from disksleuth.probe.sysfs import BDF_RE, MAX_PROC_BYTES, Sysfs
+from disksleuth.probe.sysfs import (
+    BDF_RE,
+    MAX_PROC_BYTES,
+    Sysfs,
+    block_cap_note,
+    block_device_names,
+)
+
+# A capture of a large server holds a few thousand entries and a few MB; these caps leave ample room
+# and stop an archive bomb (a 1 MB .tar.gz can hold a 1 GiB file of zeros) before it fills $TMPDIR.
+MAX_CAPTURE_ENTRIES = 50_000
+MAX_CAPTURE_BYTES = 64 * 1024 * 1024
+# sysfs is never deeper than this: the deepest real paths (USB behind hubs behind PCIe switches, a partition's
+# holders) are about 25 names. A bundle 1,100 directories deep ended in a RecursionError in shutil.rmtree, and left
+# its extraction folder behind; such a bundle is refused from its member names, before anything is unpacked.
+MAX_CAPTURE_DEPTH = 64
+# What `capture` writes stays within what a reader accepts: sysfs gets the entries and bytes the two proc files
+# (MAX_PROC_BYTES each), the SMBIOS table and the summary leave over, and masks at most 2.5 times longer than the
+# serials they replace (6 characters and more, to "MASKED-" and 8 hex digits).
+_SYSFS_ENTRY_BUDGET = MAX_CAPTURE_ENTRIES - 64
+_SYSFS_BYTE_BUDGET = 12 * 1024 * 1024
 
 _SMBIOS_TABLE = os.path.join("sys", "firmware", "dmi", "tables", "DMI")
+# What the capture document counts as masked (capture_names.NameMasker.counts).
+_MASKED_KEYS = ("backing_files", "swap_files", "mount_sources", "mount_points", "bind_roots", "mount_options")
+_MOUNTINFO = "/proc/self/mountinfo"
+_SWAPS = "/proc/swaps"
 
 # Attributes the readers (and a human debugging them) look at.
 _DEVICE_ATTRS = (
@@ -256,15 +283,29 @@ class _Masker:
 
 
 class _Bundle:
-    def __init__(self, fs: Sysfs, keep_serials: bool):
+    def __init__(self, fs: Sysfs, keep_serials: bool, keep_names: bool = False):
         self.fs = fs
         self.keep_serials = keep_serials
         self.entries: dict[str, tarfile.TarInfo] = {}
         self.data: dict[str, bytes] = {}
+        self.data_bytes = 0
+        self.full = False  # the sysfs budget is spent: the rest of sysfs is left out (the proc files still go in)
         self.masker = _Masker()
         self.binary: set[str] = set()  # masked field by field (the SMBIOS table), never by text substitution
+        self.device_dirs: set[str] = set()  # device directories already added, with their ancestors
+        self.block_devices: list[str] = []  # those in the bundle
+        self.block_devices_total = 0  # under /sys/block
+        # None with --keep-names: mount table, swaps and backing files as they are.
+        self.names: NameMasker | None = None
+        if not keep_names:
+            mountinfo = fs.read_bytes(fs.p(_MOUNTINFO), MAX_PROC_BYTES)
+            block_names = set(fs.listdir(fs.p("/sys/class/block")))
+            self.names = NameMasker(self.masker.tag, mountinfo, block_names)
 
     def _arcname(self, host_path: str) -> str:
+        prefix = self.fs.root.rstrip("/") + "/"
+        if host_path.startswith(prefix) and "/." not in host_path:  # as fs.p() and fs.realpath() give them
+            return host_path[len(prefix) :]
         return os.path.relpath(host_path, self.fs.root)
 
     def _add_dirs(self, arcname: str) -> None:
@@ -276,20 +317,30 @@ class _Bundle:
             self.entries[parent] = info
             parent = os.path.dirname(parent)
 
-    def add(self, host_path: str) -> None:
+    def add(self, host_path: str, always: bool = False) -> None:
         """Add one file or symlink (not recursing); missing or unreadable ones are skipped, and so is
-        everything that is, or is reached through, a link out of the root (noted in `refused`)."""
+        everything that is, or is reached through, a link out of the root (noted in `refused`), deeper than
+        a bundle may be, or past the sysfs budget (unless `always`: the proc files and the SMBIOS table)."""
         arcname = self._arcname(host_path)
         if arcname in self.entries or arcname.startswith(".."):
             return
-        if self.fs.islink(host_path):
+        if not always and (len(self.entries) >= _SYSFS_ENTRY_BUDGET or self.data_bytes >= _SYSFS_BYTE_BUDGET):
+            self.full = True
+            return
+        if arcname.count(os.sep) >= MAX_CAPTURE_DEPTH:
+            return
+        # One look-up whatever it is (not islink, isfile and isdir in turn): most attributes asked for are missing.
+        st = self.fs.stat(host_path, follow_last=False)
+        if st is None:
+            return
+        if stat.S_ISLNK(st.st_mode):
             linkname = self._linkname(host_path, arcname)
             if linkname is None:
                 return
             info = tarfile.TarInfo(arcname)
             info.type = tarfile.SYMTYPE
             info.linkname = linkname
-        elif self.fs.isfile(host_path):
+        elif stat.S_ISREG(st.st_mode):
             limit = MAX_PROC_BYTES if arcname.startswith("proc" + os.sep) else None
             limit = MAX_TABLE_BYTES if arcname == _SMBIOS_TABLE else limit
             raw = self.fs.read_bytes(host_path, limit) if limit else self.fs.read_bytes(host_path)
@@ -303,11 +354,14 @@ class _Bundle:
                 if not self.keep_serials:
                     raw = mask_identifiers(raw, self.masker.same_length)
                 self.binary.add(arcname)
+            if self.names is not None:
+                raw = self._mask_names(arcname, raw)
             info = tarfile.TarInfo(arcname)
             info.size = len(raw)
             info.mode = 0o444
             self.data[arcname] = raw
-        elif self.fs.isdir(host_path):
+            self.data_bytes += len(raw)
+        elif stat.S_ISDIR(st.st_mode):
             info = tarfile.TarInfo(arcname)
             info.type = tarfile.DIRTYPE
             info.mode = 0o755
@@ -316,6 +370,41 @@ class _Bundle:
         info.mtime = int(time.time())
         self._add_dirs(arcname)
         self.entries[arcname] = info
+
+    def contents(self) -> dict[str, Any]:
+        """What the bundle holds and what was masked or left out, for `capture`'s summary and its --json."""
+        doc: dict[str, Any] = {
+            "entries": len(self.entries),
+            "serials_masked": not self.keep_serials,
+            "names_masked": self.names is not None,
+            "block_devices": {"in_bundle": len(self.block_devices), "total": self.block_devices_total},
+            # The sysfs budget was spent (MAX_CAPTURE_ENTRIES, MAX_CAPTURE_BYTES): the rest of sysfs is not in it.
+            "sysfs_cut": self.full,
+        }
+        held, total = len(self.block_devices), self.block_devices_total
+        if held < total:
+            doc["block_devices"]["note"] = (
+                f"{total:,} block devices, the first {held:,} in the bundle: it holds at most "
+                f"{MAX_CAPTURE_ENTRIES:,} entries"
+                if self.full
+                else block_cap_note(total, held)
+            )
+        if self.names is not None:
+            counts = self.names.counts
+            doc["mount_lines"] = {"kept": counts["mount_lines_kept"], "total": counts["mount_lines"]}
+            doc["network_mounts_left_out"] = counts["network_mounts_left_out"]
+            doc["masked"] = {key: counts[key] for key in _MASKED_KEYS}
+        return doc
+
+    def _mask_names(self, arcname: str, raw: bytes) -> bytes:
+        assert self.names is not None
+        if arcname == _MOUNTINFO.lstrip("/"):
+            return self.names.mountinfo()  # every backing file was read before: their mounts are kept
+        if arcname == _SWAPS.lstrip("/"):
+            return self.names.swaps(raw)
+        if arcname.endswith(os.sep + os.path.join("loop", "backing_file")):
+            return self.names.backing_file(raw)
+        return raw
 
     def _linkname(self, host_path: str, arcname: str) -> str | None:
         """The target to store for a link, relative as the kernel writes them; None for a link that
@@ -333,8 +422,11 @@ class _Bundle:
         return target
 
     def add_attrs(self, directory: str, names: Iterable[str]) -> None:
+        """The attributes of `names` that the directory has (one listing, rather than a look-up of each name)."""
+        present = set(self.fs.listdir(directory))
         for name in names:
-            self.add(os.path.join(directory, name))
+            if name.partition("/")[0] in present:
+                self.add(os.path.join(directory, name))
 
     def add_links_in(self, directory: str) -> None:
         self.add(directory)
@@ -396,7 +488,10 @@ def _add_device_tree(bundle: _Bundle, fs: Sysfs, start: str) -> None:
     """Attributes of `start` and every ancestor up to /sys/devices, with bus-specific extras."""
     top = fs.p("/sys/devices")
     cur = start
-    while cur.startswith(top) and cur != top:
+    # Once per directory: its ancestors were added with it. Climbing again for each of 49,990 loop devices under
+    # /sys/devices/virtual/block listed that directory 49,990 times (quadratic: 80 s for 5,000 devices).
+    while cur.startswith(top) and cur != top and cur not in bundle.device_dirs:
+        bundle.device_dirs.add(cur)
         bundle.add_attrs(cur, _DEVICE_ATTRS)
         base = os.path.basename(cur)
         for entry in fs.listdir(cur):
@@ -441,11 +536,15 @@ def _add_btrfs(bundle: _Bundle, fs: Sysfs) -> None:
                 bundle.add(os.path.join(data, profile))
 
 
-def collect(sysfs_root: str = "/", keep_serials: bool = False) -> _Bundle:
+def collect(sysfs_root: str = "/", keep_serials: bool = False, keep_names: bool = False) -> _Bundle:
     fs = Sysfs(sysfs_root)
-    bundle = _Bundle(fs, keep_serials)
+    bundle = _Bundle(fs, keep_serials, keep_names)
     block = fs.p("/sys/block")
-    for name in fs.listdir(block):
+    names, bundle.block_devices_total = block_device_names(fs)
+    for name in names:
+        if bundle.full:
+            break
+        bundle.block_devices.append(name)
         link = os.path.join(block, name)
         bundle.add(link)
         block_dir = fs.realpath(link)
@@ -474,6 +573,8 @@ def collect(sysfs_root: str = "/", keep_serials: bool = False) -> _Bundle:
                     _add_device_tree(bundle, fs, fs.realpath(os.path.join(subsys, entry)))
     pci = fs.p("/sys/bus/pci/devices")
     for bdf in fs.listdir(pci):
+        if bundle.full:
+            break
         link = os.path.join(pci, bdf)
         bundle.add(link)
         target = fs.realpath(link)
@@ -484,11 +585,11 @@ def collect(sysfs_root: str = "/", keep_serials: bool = False) -> _Bundle:
     for entry in fs.listdir(debug):
         if re.match(r"^mmc\d+$", entry):
             bundle.add(os.path.join(debug, entry, "ios"))
-    for proc_file in ("/proc/self/mountinfo", "/proc/swaps"):
-        bundle.add(fs.p(proc_file))
+    for proc_file in (_MOUNTINFO, _SWAPS):
+        bundle.add(fs.p(proc_file), always=True)
     # The SMBIOS table names the slots (probe.slots); its serials, asset tags and UUID are masked in add().
     for name in ("smbios_entry_point", "DMI"):
-        bundle.add(fs.p("/sys/firmware/dmi/tables", name))
+        bundle.add(fs.p("/sys/firmware/dmi/tables", name), always=True)
     return bundle
 
 
@@ -497,9 +598,11 @@ def write_capture(
     sysfs_root: str = "/",
     keep_serials: bool = False,
     versions: dict[str, str | None] | None = None,
-) -> int:
-    """Write the bundle; returns the number of entries."""
-    bundle = collect(sysfs_root, keep_serials)
+    keep_names: bool = False,
+) -> dict[str, Any]:
+    """Write the bundle; returns what it holds and what was masked (the `capture` document's keys)."""
+    bundle = collect(sysfs_root, keep_serials, keep_names)
+    contents = bundle.contents()
     meta = {
         "schema": "disksleuth/1",
         "kind": "capture",
@@ -511,18 +614,15 @@ def write_capture(
         "tools": versions or {},
         # Links of a crafted tree that lead out of it: neither they nor anything through them was read.
         "links_out_of_root_not_followed": bundle.refused_links(),
+        "contents": contents,
     }
     try:
         bundle.write(out_path, {"disksleuth-capture.json": json.dumps(meta, indent=2).encode()})
     except OSError as exc:
         raise UsageError(f"cannot write {out_path}: {exc.strerror}") from exc
-    return len(bundle.entries)
+    return contents
 
 
-# A capture of a large server holds a few thousand entries and a few MB; these caps leave ample room
-# and stop an archive bomb (a 1 MB .tar.gz can hold a 1 GiB file of zeros) before it fills $TMPDIR.
-MAX_CAPTURE_ENTRIES = 50_000
-MAX_CAPTURE_BYTES = 64 * 1024 * 1024
 _NOT_A_CAPTURE = "expected a .tar.gz written by `disksleuth capture`, or a directory"
 
 
@@ -536,20 +636,112 @@ def open_root(path: str, register_cleanup: Callable[[str], None] | None = None) 
         return path
     if not os.path.isfile(path):
         raise UsageError(f"--sysfs-root {path}: no such directory or capture file")
-    tmp = tempfile.mkdtemp(prefix="disksleuth-capture-")
     previous = _terminate_as_exception()
+    tmp = None
     try:
+        tmp = tempfile.mkdtemp(prefix="disksleuth-capture-")
         _extract_capture(path, tmp)
         _require_sysfs_tree(tmp, path)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            remove_tree(tmp)
         raise
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        _restore(previous)
     if register_cleanup:
         register_cleanup(tmp)
     return tmp
+
+
+@contextlib.contextmanager
+def capture_root(path: str) -> Iterator[str]:
+    """A --sysfs-root for as long as the context lasts: a directory as is, or a capture unpacked and removed at
+    the end, whichever way it comes (an error, Ctrl-C, and SIGTERM or SIGHUP, which unwind like Ctrl-C
+    meanwhile instead of killing the process with the folder left in $TMPDIR)."""
+    if os.path.isdir(path):
+        yield open_root(path)
+        return
+    previous = _terminate_as_exception()
+    unpacked: list[str] = []
+    try:
+        yield open_root(path, unpacked.append)
+    finally:
+        try:
+            for tmp in unpacked:
+                remove_tree(tmp)
+        finally:
+            _restore(previous)
+
+
+def _restore(previous: dict[int, Callable[[int, FrameType | None], Any] | int]) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
+
+def remove_tree(top: str) -> None:
+    """`rm -rf top`, for an unpacked capture: without recursion (shutil.rmtree recursed once per level and a bundle
+    1,100 levels deep ended in a RecursionError, the folder left behind), with two descriptors at most (one per
+    level would run out at 1,024), never following a link, and with Ctrl-C, SIGTERM and SIGHUP held off until it
+    is done. Best effort: what cannot be removed is left, never raised."""
+    blocked = {signal.SIGINT, *TERMINATING_SIGNALS}
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    try:
+        with contextlib.suppress(OSError):
+            _remove_tree(top)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _remove_tree(top: str) -> None:
+    try:
+        fd = os.open(top, _DIR_FLAGS)
+    except FileNotFoundError:
+        return
+    except OSError:  # a file or a link where the folder was: removed as it is
+        os.unlink(top)
+        return
+    # One level per item, from the top down: (the directory's name in its parent, its identity, what is left in it).
+    # Climbing back with ".." is checked against the identity, so a directory moved meanwhile stops the removal.
+    st = os.fstat(fd)
+    levels: list[tuple[str, tuple[int, int], list[str]]] = [("", (st.st_dev, st.st_ino), os.listdir(fd))]
+    try:
+        while levels:
+            name, identity, left = levels[-1]
+            if left:
+                entry = left.pop()
+                try:
+                    os.unlink(entry, dir_fd=fd)
+                    continue
+                except IsADirectoryError:  # Linux's unlink(2) says EISDIR for a directory
+                    pass
+                except FileNotFoundError:
+                    continue
+                try:
+                    child = os.open(entry, _DIR_FLAGS, dir_fd=fd)
+                except OSError:  # gone, or not to be entered: the rest is still removed
+                    continue
+                os.close(fd)
+                fd = child
+                st = os.fstat(fd)
+                levels.append((entry, (st.st_dev, st.st_ino), os.listdir(fd)))
+                continue
+            levels.pop()
+            if not levels:
+                break
+            parent = os.open("..", _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != levels[-1][1]:
+                return
+            with contextlib.suppress(OSError):
+                os.rmdir(name, dir_fd=fd)
+    finally:
+        os.close(fd)
+    os.rmdir(top)
 
 
 # What every sysfs has at its top (Documentation/filesystems/sysfs.rst); a tree with none of them is not one.
@@ -627,6 +819,10 @@ def _name_refusal(member: tarfile.TarInfo) -> str | None:
         return "a name with a NUL byte"
     if member.name.startswith("/"):
         return f"an absolute name ({member.name})"
+    depth = len([part for part in name.split(b"/") if part not in (b"", b".")])
+    if depth > MAX_CAPTURE_DEPTH or link.count(b"/") >= 2 * MAX_CAPTURE_DEPTH:
+        deep = f"{depth} levels deep" if depth > MAX_CAPTURE_DEPTH else "a link of more than 128 names"
+        return f"a name {deep}; sysfs is never deeper than {MAX_CAPTURE_DEPTH}"
     if ".." in member.name.split("/"):
         return f"a name that climbs out with .. ({member.name})"
     if posixpath.normpath(member.name) == "." and not member.isdir():
@@ -703,7 +899,7 @@ def _refuse_linked_parent(dest: str, name: str, path: str) -> None:
         raise ParseError(f"{path} is not a plausible capture bundle: a link and a file share a name ({name})")
 
 
-def _unpack_member(tar: tarfile.TarFile, member: tarfile.TarInfo, dest: str, path: str) -> None:
+def _unpack_member(tar: tarfile.TarFile, member: tarfile.TarInfo, dest: str, path: str, made: set[str]) -> None:
     """Make one checked member under dest ourselves: a directory 0755, a file 0644 with exactly its
     data, a link with its checked target. Never as the archive says (no owner, mode or time from it),
     never over an existing entry (O_EXCL) and never through a link (O_NOFOLLOW; links come last)."""
@@ -712,7 +908,10 @@ def _unpack_member(tar: tarfile.TarFile, member: tarfile.TarInfo, dest: str, pat
         return
     target = os.path.join(dest, name)
     try:
-        os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+        parent = os.path.dirname(target)
+        if parent not in made:  # one makedirs per directory, not per member: mkdir is most of the time unpacking
+            os.makedirs(parent, mode=0o755, exist_ok=True)
+            made.add(parent)
         if member.issym():
             os.symlink(member.linkname, target)
         elif member.isdir():
@@ -743,11 +942,12 @@ def _extract_capture(path: str, dest: str) -> None:
             # made (the escape of CVE-2025-4517 writes a file through such a link), and a link whose name
             # a file or directory already took is refused. Never tarfile's extract or extractall: an
             # archive from elsewhere gets no say in what is made, and no Python version changes that.
+            made: set[str] = set()
             for member in (m for m in members if not m.issym()):
-                _unpack_member(tar, member, dest, path)
+                _unpack_member(tar, member, dest, path, made)
             for member in (m for m in members if m.issym()):
                 _refuse_linked_parent(dest, member.name, path)
-                _unpack_member(tar, member, dest, path)
+                _unpack_member(tar, member, dest, path, made)
     except (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
         reason = " ".join(str(exc).split())[:200] or type(exc).__name__
         raise ParseError(f"{path} is not a readable capture bundle: {reason}") from None

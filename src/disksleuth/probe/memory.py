@@ -64,15 +64,18 @@ def device_memory_backing(
             return MemoryBacking(first.kind, chain, first.never_written_reads_fast)
         return None
     backing = fs.read(fs.p("/sys/block", disk, "loop/backing_file"))
-    if not backing or sysfs_root != "/":
+    if not backing:
         return None
     # drivers/block/loop.c prints the file's path; " (deleted)" when it was unlinked while attached.
     path = backing.strip().removesuffix(" (deleted)")
-    mounts = mounts or read_mount_table("/")
+    # A capture's own table answers for it (its backing paths are masked below their mount point, kept as is).
+    mounts = mounts or read_mount_table(sysfs_root)
     holder = _fs_for_path(path, mounts)
     if holder and holder[0] in MEMORY_FILESYSTEMS:
         # The image may be sparse: its holes read as the shared zero page (mm/shmem.c), never written at all.
         return MemoryBacking(holder[0], (f"{here}: loop", path, f"{holder[0]} on {holder[1]}"), True)
+    if sysfs_root != "/":  # the file's own disk is found by stat() below: on the live system only
+        return None
     try:
         st = os.stat(path)
     except OSError:

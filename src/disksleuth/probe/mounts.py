@@ -55,6 +55,9 @@ def _unescape(field_text: str) -> str:
     return _OCTAL_ESCAPE_RE.sub(lambda m: chr(int(m.group(1), 8)), field_text)
 
 
+unescape_field = _unescape  # for probe.capture_names, which reads the same fields
+
+
 def parse_mountinfo(text: str) -> MountTable:
     """proc(5) mountinfo: 'ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPER'."""
     by_dev: dict[str, list[str]] = {}

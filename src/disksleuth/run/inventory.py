@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from typing import Any
 
 from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.links import static_findings
@@ -17,7 +17,7 @@ from disksleuth.model import Device, Finding, LinkChain
 from disksleuth.model.arrays import StackNode
 from disksleuth.probe import runner
 from disksleuth.probe.block import list_devices
-from disksleuth.probe.capture import open_root, write_capture
+from disksleuth.probe.capture import capture_root, write_capture
 from disksleuth.probe.pci import list_pci_functions
 from disksleuth.probe.stack import list_bcachefs, list_btrfs, read_stack, tops_above
 from disksleuth.probe.sysfs import Sysfs
@@ -32,13 +32,8 @@ def sysfs_root(path: str | None) -> Iterator[str]:
     if not path or path == "/":
         yield "/"
         return
-    unpacked: list[str] = []
-    root = open_root(path, unpacked.append)
-    try:
+    with capture_root(path) as root:
         yield root
-    finally:
-        for tmp in unpacked:
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -59,6 +54,7 @@ class ArrayRow:
 class Inventory:
     devices: list[DeviceRow]
     arrays: list[ArrayRow]
+    notes: tuple[str, ...] = ()  # what was left unread ("49,990 block devices, reading the first 4,096")
 
 
 MAX_ZPOOL_STATUS_BYTES = 4 * 1024 * 1024  # zpool status of a thousand-disk pool is ~100 KB
@@ -75,7 +71,8 @@ def inventory(root: str, *, include_unattached: bool = False, zpool_status: str 
             pools = parse_zpool_status(raw.decode("utf-8", errors="replace"))
         except ParseError as exc:
             raise ParseError(f"{zpool_status}: {exc}") from None
-    rows = devices(root, include_unattached=include_unattached)
+    notes: list[str] = []
+    rows = devices(root, include_unattached=include_unattached, notes=notes)
     fs = Sysfs(root)
     trees = [read_stack(r.device.name, root, fs=fs) for r in rows if r.device.slaves and not r.device.holders]
     sets = list_btrfs(root, fs) + list_bcachefs(root, fs)
@@ -87,12 +84,12 @@ def inventory(root: str, *, include_unattached: bool = False, zpool_status: str 
         tops += [names[t.name] for t in trees
                  if t.kind in ("btrfs", "bcachefs") and row.device.name in {x.name for x in t.walk()}]  # fmt: skip
         with_members.append(replace(row, member_of=tuple(dict.fromkeys(tops))))
-    return Inventory(with_members, [ArrayRow(t, tree_findings(t)) for t in [*trees, *pools]])
+    return Inventory(with_members, [ArrayRow(t, tree_findings(t)) for t in [*trees, *pools]], tuple(notes))
 
 
-def devices(root: str, *, include_unattached: bool = False) -> list[DeviceRow]:
+def devices(root: str, *, include_unattached: bool = False, notes: list[str] | None = None) -> list[DeviceRow]:
     """Block devices with their link chains and the findings that need no benchmark."""
-    found = list_devices(root)
+    found = list_devices(root, notes=notes)
     if not include_unattached:
         # Unattached loop devices and unconfigured zram have size 0; lsblk hides them too.
         found = [d for d in found if not d.is_unattached]
@@ -119,6 +116,6 @@ def tool_versions() -> dict[str, str | None]:
     return versions
 
 
-def capture(output: str, root: str, *, keep_serials: bool) -> int:
-    """Write a capture bundle; the number of sysfs entries in it."""
-    return write_capture(output, root, keep_serials=keep_serials, versions=tool_versions())
+def capture(output: str, root: str, *, keep_serials: bool, keep_names: bool = False) -> dict[str, Any]:
+    """Write a capture bundle; what it holds and what was masked (the `capture` document's keys)."""
+    return write_capture(output, root, keep_serials=keep_serials, versions=tool_versions(), keep_names=keep_names)
