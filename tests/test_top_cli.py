@@ -394,3 +394,30 @@ def test_top_opens_no_device_node_and_writes_nothing(tmp_path) -> None:  # noqa:
     opened = [line for line in trace.read_text().splitlines() if "open" in line and "= -1" not in line]
     assert not [line for line in opened if '"/dev/' in line and "/dev/null" not in line and "/dev/pts" not in line]
     assert not [line for line in opened if any(flag in line for flag in ("O_WRONLY", "O_RDWR", "O_CREAT"))]
+
+
+def test_pcie_errors_that_grow_during_the_sample_are_link_errors(tmp_path) -> None:  # noqa: ANN001
+    """An NVMe drive behind a root port (tests/data/sysfs/aer_oculink_*: the drive's RxErr grew by 1,200 and
+    BadDLLP by 40, the root port's by 12) whose counters grow between top's two readings of its path."""
+    import shutil as sh
+
+    from conftest import SYSFS
+
+    tree = tmp_path / "sys-root"
+    sh.copytree(os.path.join(SYSFS, "aer_oculink_before"), tree, symlinks=True)
+    after = os.path.join(SYSFS, "aer_oculink_after")
+
+    def errors_meanwhile(_seconds: float) -> None:
+        for folder, _dirs, files in os.walk(after):
+            for name in files:
+                if name.startswith("aer_"):
+                    src = os.path.join(folder, name)
+                    sh.copyfile(src, tree / os.path.relpath(src, after))
+
+    report = Top(sysfs_root=str(tree), devices=["nvme0n1"], pids=[os.getpid()], sleep=errors_meanwhile).sample(0.5)
+    (finding,) = [f for f in report.findings if f.code == "link_errors"]
+    assert finding.device == "nvme0n1" and finding.severity == "warn"
+    assert finding.message.startswith("correctable errors on 0000:01:00.0 grew by 1,240 during the last")
+    assert finding.evidence["grew_by"] == 1240
+    quiet = Top(sysfs_root=str(tree), devices=["nvme0n1"], pids=[os.getpid()], sleep=lambda _s: None).sample(0.1)
+    assert "link_errors" not in [f.code for f in quiet.findings]

@@ -180,6 +180,11 @@ def device_not_found(name: str) -> str:
     return f"no block device '{name}' (see 'disksleuth list')"
 
 
+def during_sample(interval_s: float) -> str:
+    """How link_errors says when the counters grew: 'during the last 1.0 s'."""
+    return f"during the last {interval_s:.1f} s"
+
+
 def pid_gone(pid: int) -> str:
     return f"Process {pid} exited during the sample."
 

@@ -7,9 +7,9 @@ with their units in their names. MB is 10^6 bytes."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from disksleuth.model import Finding
+from disksleuth.model import AerCounters, Finding
 from disksleuth.model.iostat import DiskCounters
 
 # --- one instant ---------------------------------------------------------------------------------
@@ -105,6 +105,7 @@ class Snapshot:
     clock_ticks_per_s: int = 100  # USER_HZ (sysconf _SC_CLK_TCK): the unit of /proc/PID/stat times
     page_bytes: int = 4096  # sysconf _SC_PAGESIZE: the unit of pswpin and pswpout
     temperatures: tuple[DriveTemperature, ...] = ()
+    aer: Mapping[str, AerCounters] = field(default_factory=dict)  # PCIe error counters of the devices' paths, by BDF
     notes: tuple[str, ...] = ()
 
 

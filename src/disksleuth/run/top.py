@@ -12,11 +12,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from disksleuth.analysis import top_words as words
+from disksleuth.analysis.aer import link_errors_finding, path_functions, path_growth, path_roles
 from disksleuth.analysis.top import device_profiles, top_report
 from disksleuth.errors import DeviceNotFound, UsageError
-from disksleuth.model import Device, Finding
+from disksleuth.model import Device, Finding, Hop
 from disksleuth.model.iostat import DiskCounters
 from disksleuth.model.top import DeviceProfile, ProcessSample, Snapshot, TopReport
+from disksleuth.probe.aer import read_aers
 from disksleuth.probe.block import read_device
 from disksleuth.probe.diskstats import read_diskstats
 from disksleuth.probe.drive_temp import read_drive_temperature
@@ -76,6 +78,7 @@ class Top:
         self.profiles: dict[str, DeviceProfile] = {}
         self.shown: list[str] = []
         self.sensors: set[str] = set()
+        self.hops: dict[str, tuple[Hop, ...]] = {}
         self._listed: frozenset[str] = frozenset()
         disks = read_diskstats(procfs_root)
         self._inventory(disks)
@@ -92,6 +95,7 @@ class Top:
         # Unattached loop devices and unconfigured zram (size 0) are hidden, as `list` and lsblk hide them.
         self.shown = [d.name for d in devices if not d.is_unattached]
         self.sensors = {d.name for d in devices if hwmon_temp_input(d.name, self.sysfs_root)}  # looked up, not read
+        self.hops = {d.name: d.hops for d in devices if path_functions(d.hops)}  # devices with a PCIe path
         self._listed = frozenset(disks or ())
 
     def _resolve(self, name: str, disks: Mapping[str, DiskCounters] | None) -> str:
@@ -109,7 +113,8 @@ class Top:
         shot = read_snapshot(self.procfs_root, taken_s=taken_s, pids=self.pids, ticks=self.ticks, page=self.page_bytes)
         if shot.disks is not None and frozenset(shot.disks) != self._listed:
             self._inventory(shot.disks)  # a device came or went: what it is, read again (a few ms)
-        return shot
+        bdfs = [b for name in (self.asked or self.shown) for b in path_functions(self.hops.get(name, ()))]
+        return replace(shot, aer=read_aers(bdfs, self.sysfs_root)) if bdfs else shot  # sysfs files, no device I/O
 
     def _with_temperatures(self, before: Snapshot, after: Snapshot) -> Snapshot:
         """The temperatures of drives with a sensor that did I/O between the two snapshots."""
@@ -138,10 +143,21 @@ class Top:
         return report
 
     def _path_findings(self, before: Snapshot, after: Snapshot) -> list[Finding]:
-        """Findings from readers `top` does not own, judged over the same interval: a process held by its
-        cgroup's I/O limit (io_limit, probe/cgroups.py) and AER error counters that grew on a device's link
-        (link_errors). Neither reader is in this tree yet; this is where they join."""
-        return []
+        """Findings from readers `top` does not own, judged over the same interval: PCIe AER counters that grew on
+        a shown device's path (link_errors, analysis/aer.py). A process held by its cgroup's I/O limit (io_limit,
+        probe/cgroups.py) joins here once that reader is in the tree."""
+        findings = []
+        during = words.during_sample(after.taken_s - before.taken_s)
+        for name in self.asked or self.shown:
+            hops = self.hops.get(name)
+            if not hops:
+                continue
+            bdfs = path_functions(hops)
+            growth = path_growth({b: before.aer[b] for b in bdfs if b in before.aer}, after.aer)
+            found = link_errors_finding(growth, during=during, device=name, roles=path_roles(hops))
+            if found is not None:
+                findings.append(found)
+        return findings
 
     def sample(self, seconds: float) -> TopReport:
         """--once: two snapshots `seconds` apart."""
