@@ -95,9 +95,10 @@ def test_a_baseline_of_another_drive_names_the_drive(cli, tmp_path) -> None:  # 
 @pytest.mark.slow
 @needs_fio
 @needs_loop
-def test_a_slower_run_with_an_unchanged_path_says_where_to_look(cli) -> None:  # noqa: ANN001
+def test_a_slower_run_under_a_tighter_limit_names_the_limit(cli) -> None:  # noqa: ANN001
     """Three check runs at 200 MB/s, then one at 100 MB/s on the same loop device: show --baseline median:3
-    says slower than usual, that nothing on the path changed, and where to look."""
+    says slower than usual, and that the cgroup I/O limit the run was under changed and explains it (issue 36:
+    before, "nothing on its path changed", with "a cgroup I/O limit" among the things to look for)."""
     reason = have_blkio()
     if reason:
         pytest.skip(reason)
@@ -112,12 +113,16 @@ def test_a_slower_run_with_an_unchanged_path_says_where_to_look(cli) -> None:  #
     doc = shown.json()
     assert doc["baseline"]["verdict"] == "slower", doc["baseline"]
     c = doc["comparison"]
-    assert c["baseline"] == 3 and c["path_changes"] == [], c["path_changes"]
+    # The read IOPS limit is the same 10,000 in each run's own group: no change. The bandwidth limit halved.
+    changes = [(x["what"], x["hop"], x["before_mbps"], x["after_mbps"]) for x in c["path_changes"]]
+    name = os.path.basename(doc["device"]["path"])
+    assert c["baseline"] == 3 and changes == [("I/O limit", f"read_bps on {name}", 200.0, 100.0)], c["path_changes"]
     seq = _explanation(c, "SEQ1M_Q8T1_read")
-    assert (seq["verdict"], seq["explained"], seq["change"]) == ("none", False, "slower")
-    assert seq["text"].startswith("SEQ1M_Q8T1_read fell to 0.") and LOOK_ELSEWHERE in seq["text"]
+    assert (seq["verdict"], seq["explained"], seq["change"]) == ("link", True, "slower")
+    assert seq["text"].startswith("SEQ1M_Q8T1_read fell to 0.") and "explains the fall" in seq["text"]
+    assert LOOK_ELSEWHERE not in seq["text"]
     text = _flat(cli("show", "4", "--baseline", "median:3").out)
-    assert "What changed on the path" not in text  # only what changed is shown: nothing
+    assert "What changed on the path" in text and f"I/O limit read_bps on {name}: 200 MB/s" in text
     assert EXPLAIN_HEADING in text and _flat(seq["text"]) in text
 
 

@@ -89,8 +89,9 @@ def test_same_device_without_the_throttle_has_no_cliff(cli):
     if s["duration_s"] >= 0.7:  # faster than 2.4 GB/s it is too short to judge (test_a_short_fill_*)
         assert s["judged"] is True and "the rate held" in s["reason"]
         assert s["burst_mbps"] == s["sustained_mbps"] == s["mbps"] > 0
-    # No cliff finding; the loop device over /dev/shm is named as memory (issue 11 §2), nothing else.
-    assert [f["code"] for f in doc.get("findings")] == ["memory_backed"]
+    # No cliff finding; the loop device over /dev/shm is named as memory (issue 11 §2), nothing else but the
+    # emulated drive's own 300 MB/s: a blkio limit this process runs in, which io_limit may name (issue 36).
+    assert [f["code"] for f in doc.get("findings") if f["code"] != "io_limit"] == ["memory_backed"]
 
 
 @pytest.mark.alone

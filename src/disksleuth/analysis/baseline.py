@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from disksleuth.errors import UsageError
@@ -88,6 +88,8 @@ class Judged:
     run_ids: tuple[int, ...]  # the baseline runs, newest first
     ratio: float  # value / baseline_value
     verdict: str  # "slower", "faster" or "usual"
+    # Other I/O on the device while the run's test ran (issue 36: foreign_io), in words: said before the verdict.
+    other_io: str | None = None
 
     @property
     def label(self) -> str:
@@ -259,7 +261,8 @@ def judge(
             ]  # fmt: skip
             if len(past) < need:
                 continue
-            figures.append(_judge_one(test_id, metric, value, current.ci95_pct, past))
+            judged = _judge_one(test_id, metric, value, current.ci95_pct, past)
+            figures.append(replace(judged, other_io=_other_io(t.get("foreign_io"))))
     if cache_left_out:
         notes.append(f"{cache_left_out} test(s) measured through a cache were not compared")
     if no_interval:
@@ -268,6 +271,16 @@ def judge(
             "they vary by chance is unknown"
         )
     return Baseline(choice, identity, tuple(figures), earlier_runs=len(usable), notes=tuple(notes))
+
+
+def _other_io(foreign: Any) -> str | None:
+    """'other I/O on loop2 at 20 MB/s' for a test marked foreign_io (its document's foreign_io), else None."""
+    if not isinstance(foreign, Mapping) or not foreign.get("found"):
+        return None
+    devices = ", ".join(str(d) for d in foreign.get("devices") or ()) or "the device"
+    mbps = foreign.get("other_mbps")
+    rate = f" at {mbps:,.1f} MB/s" if isinstance(mbps, (int, float)) and not isinstance(mbps, bool) else ""
+    return f"other I/O on {devices}{rate}"
 
 
 def _judge_one(
@@ -298,8 +311,9 @@ def describe(j: Judged, choice: Choice) -> str:
         what = f"run #{j.run_ids[0]}" if choice.kind == "run" else f"the last run (#{j.run_ids[0]})"
     own = f" ± {j.ci95_pct:.0f}%" if j.ci95_pct is not None else ""
     spread = f"spread ±{j.spread_pct:.0f}%" if len(j.run_ids) > 1 else f"± {j.spread_pct:.0f}%"
+    beside = f"{j.label} ran beside {j.other_io} (foreign_io): " if j.other_io else ""
     return (
-        f"{j.label} {_fmt(j.value, j.metric)} {unit}{own} is {pct:.0f}% {way} {what} "
+        f"{beside}{j.label} {_fmt(j.value, j.metric)} {unit}{own} is {pct:.0f}% {way} {what} "
         f"({_fmt(j.baseline_value, j.metric)} {unit}, {spread})"
     )
 
@@ -319,7 +333,14 @@ def findings(baseline: Baseline, device: str | None = None) -> list[Finding]:
             "figures": [judged_to_dict(j) for j in hits],
             "by_serial": bool(baseline.identity and baseline.identity.by_serial),
         }
-        hint = (
+        busy = [j for j in hits if j.other_io]
+        first = (
+            "Other I/O shared the device while the slower test ran (foreign_io): rerun when the device is quiet "
+            "before looking further. "
+            if busy and verdict == "slower"
+            else ""
+        )
+        hint = first + (
             "Same drive, same test, measured the same way, and the difference is larger than both this run's "
             "interval and the usual spread. Look for what changed: another workload at the same time, the drive "
             "filling up or running hot (health), a firmware or kernel update, a cable or slot. Rerun to confirm; "
@@ -344,6 +365,7 @@ def judged_to_dict(j: Judged) -> dict[str, Any]:
         "ratio": round(j.ratio, 4),
         "verdict": j.verdict,
         "runs": list(j.run_ids),
+        **({"other_io": j.other_io} if j.other_io else {}),
     }
 
 
@@ -359,5 +381,8 @@ def status_line(baseline: Baseline) -> str:
     else:
         what = f"run #{runs[0]}"
     said = {"slower": "slower than usual", "faster": "faster than usual", None: "as usual"}[baseline.worst]
+    busy = list(dict.fromkeys(j.other_io for j in baseline.figures if j.other_io))
+    if busy:  # the other I/O first: it explains a slower figure before the drive's history does
+        said = f"beside {'; '.join(busy)} (foreign_io), {said}"
     detail = ", ".join(f"{j.label} {j.ratio:.2f}x" for j in baseline.figures[:6])
     return f"Baseline: {said} against {what}: {detail}."

@@ -32,6 +32,8 @@ EFFECT_FINDINGS = frozenset(
         "behind_chipset",
         "poor_random_write",
         "sd_app_class",
+        "io_limit",  # a limit's own change says it (issue 36)
+        "foreign_io",  # the test's other I/O is said with the figure it concerns (_foreign_words)
     }
 )
 # Health fields counted as counters: growth (or a first appearance) means something happened to the drive.
@@ -52,6 +54,10 @@ LOOK_ELSEWHERE = (
     "look at what the path does not show: the drive's temperature (throttling), how full it is, caches "
     "(page cache, the drive's write cache), and other load on it (another process, a cgroup I/O limit)"
 )
+# Runs since issue 36 record their cgroup I/O limits (device.link.limits): for two such runs a limit is on the path,
+# and only what the path does not show is left to look at.
+LOOK_ELSEWHERE_LIMITS_KNOWN = LOOK_ELSEWHERE.replace(", a cgroup I/O limit)", ")")
+LIMIT = "I/O limit"  # PathChange.what of a cgroup I/O limit that appeared, went or changed
 
 
 @dataclass(frozen=True)
@@ -123,12 +129,67 @@ def _hops(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def chain_ceiling(doc: dict[str, Any]) -> tuple[float | None, str | None]:
-    """The run's current ceiling in MB/s and the hop that sets it (its label), or (None, None)."""
+    """The run's current link ceiling in MB/s and the hop that sets it (its label), or (None, None). A cgroup I/O
+    limit that set the run's ceiling is left out: its own change says what it explains (_by_limit)."""
     link = _dev(doc).get("link")
     if not isinstance(link, dict):
         return None, None
-    ceiling = link.get("current_ceiling_mbps")
-    return (float(ceiling) if isinstance(ceiling, (int, float)) else None), link.get("bottleneck")
+    ceiling, neck = link.get("current_ceiling_mbps"), link.get("bottleneck")
+    if any(lim.get("label") == neck for lim in _limit_list(doc) or []):
+        hops = _hops(doc)
+        known = [(float(c), str(h.get("label"))) for h in hops if isinstance(c := h.get("ceiling_mbps"), (int, float))]
+        if not known or any(h.get("kind") == "virtual" for h in hops):
+            return None, None
+        return min(known)
+    return (float(ceiling) if isinstance(ceiling, (int, float)) else None), neck
+
+
+def _limit_list(doc: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The cgroup I/O limits a run recorded (issue 36); None for a run that recorded none (older, or not read)."""
+    link = _dev(doc).get("link")
+    limits = link.get("limits") if isinstance(link, dict) else None
+    return [x for x in limits if isinstance(x, dict)] if isinstance(limits, list) else None
+
+
+def _limit_key(lim: dict[str, Any]) -> str:
+    return f"{lim.get('setting')} on {lim.get('name') or lim.get('dev')}"
+
+
+def _limit_amount(lim: dict[str, Any]) -> str:
+    value = _num(lim.get("value"))
+    if value is None:
+        return "?"
+    return f"{value / 1e6:,.0f} MB/s" if str(lim.get("setting")).endswith("_bps") else f"{value:,.0f} IOPS"
+
+
+def limit_text(lim: dict[str, Any]) -> str:
+    """'50 MB/s (blkio.throttle.read_bps_device "7:2 50000000" in cgroup /g)'."""
+    return f'{_limit_amount(lim)} ({lim.get("file")} "{lim.get("line")}" in cgroup {lim.get("cgroup")})'
+
+
+def _limit_changes(a: dict[str, Any], b: dict[str, Any]) -> list[PathChange]:
+    """cgroup I/O limits that appeared, went or changed: only between two runs that both recorded theirs."""
+    la, lb = _limit_list(a), _limit_list(b)
+    if la is None or lb is None:
+        return []
+    before = {_limit_key(x): x for x in la}
+    after = {_limit_key(x): x for x in lb}
+    out = []
+    for key in dict.fromkeys([*before, *after]):
+        x, y = before.get(key), after.get(key)
+        tx, ty = (limit_text(x) if x else None), (limit_text(y) if y else None)
+        # The same value set by another cgroup (a new service, a container restarted) holds the same: no change.
+        if (x and _limit_amount(x)) != (y and _limit_amount(y)):
+            mx, my = (_num(x.get("ceiling_mbps")) if x else None), (_num(y.get("ceiling_mbps")) if y else None)
+            out.append(PathChange("link", LIMIT, key, tx, ty, mx, my))
+    return out
+
+
+def _cap(doc: dict[str, Any], setting: str) -> float | None:
+    """The tightest limit of one setting a run recorded (MB/s for *_bps, IOPS for *_iops), None for none."""
+    values = [_num(x.get("value")) for x in _limit_list(doc) or [] if x.get("setting") == setting]
+    known = [v / 1e6 if setting.endswith("_bps") else v for v in values if v is not None]
+    return min(known) if known else None
 
 
 def mbps_text(mbps: float | None) -> str:
@@ -238,7 +299,7 @@ def _link_changes(a: dict[str, Any], b: dict[str, Any]) -> list[PathChange]:
                 ceil_b,
             )
         )
-    return out
+    return out + _limit_changes(a, b)
 
 
 def _sector_format(device: dict[str, Any]) -> str | None:
@@ -399,6 +460,8 @@ def change_line(c: PathChange) -> str:
         return change_text(c.what, c.hop, c.before, c.after)
     if c.what == "hop":
         return f"hop appeared: {c.hop}, {c.after}" if c.before is None else f"hop gone: {c.hop}, {c.before}"
+    if c.what == LIMIT and (c.before is None or c.after is None):
+        return f"{LIMIT} set: {c.hop}, {c.after}" if c.before is None else f"{LIMIT} gone: {c.hop}, {c.before}"
     if c.area == "health":
         grew = f"{c.before} → {c.after}" if c.before is not None else f"appeared at {c.after}"
         return f"health {c.what}: {grew}"
@@ -490,8 +553,10 @@ def _ceilings(run_a: dict[str, Any], run_b: dict[str, Any], f: FigureChange) -> 
 
 def _unchanged(f: FigureChange, causes: list[PathChange], c: _Ceilings) -> Explanation:
     """The path changed and the figure did not: which hop still limits it, or that the link does not."""
-    if any(x.area == "link" for x in causes):
+    if any(x.area == "link" and x.what != LIMIT for x in causes):
         what = "the link changed"
+    elif any(x.what == LIMIT for x in causes):
+        what = "a cgroup I/O limit changed"
     elif any(x.area == "device" and x.what in ("drive", "model", "device") for x in causes):
         what = "it is a different drive"
     else:
@@ -552,6 +617,60 @@ def _link_did_not(f: FigureChange, link: list[PathChange], c: _Ceilings) -> str:
     return f"The link changed ({_listed(link)}){same}: that does not limit this figure."
 
 
+def _limits_of(f: FigureChange, changes: Sequence[PathChange]) -> list[PathChange]:
+    """The cgroup I/O limit changes in the figure's direction (a write limit holds no read)."""
+    return [x for x in changes if x.what == LIMIT and (x.hop or "").startswith(f"{f.direction}_")]
+
+
+def _by_limit(
+    run_a: dict[str, Any], run_b: dict[str, Any], f: FigureChange, limits: list[PathChange]
+) -> Explanation | None:
+    """A cgroup I/O limit explains the change: a figure held by one rose when it was lifted or raised, or fell to
+    one that appeared or tightened (as a link's ceiling does: at LINK_LIMITED_SHARE of it or more)."""
+    if not limits or f.word not in ("faster", "slower"):
+        return None
+    iops = f.metric.endswith("_iops") and any(str(x.hop).startswith(f"{f.direction}_iops") for x in limits)
+    setting = f"{f.direction}_{'iops' if iops else 'bps'}"
+    old, new = _cap(run_a, setting), _cap(run_b, setting)
+    fig_old, fig_new = (f.before, f.after) if iops else (f.before_mbps, f.after_mbps)
+    unit = "IOPS" if iops else "MB/s"
+    said = "; ".join(change_line(x) for x in limits)
+    head = figure_text(f) + "."
+    if f.word == "faster" and old is not None and fig_old is not None and fig_old >= LINK_LIMITED_SHARE * old:
+        if new is not None and new <= old:
+            return None
+        now = (
+            f"the new one is {_pct(fig_new / new)} of the new limit ({new:,.0f} {unit})"
+            if new is not None and fig_new is not None
+            else "no limit holds the new one"
+        )
+        text = (
+            f"{head} A cgroup I/O limit changed ({said}): that explains the rise. The old figure was "
+            f"{_pct(fig_old / old)} of the old limit ({old:,.0f} {unit}); {now}."
+        )
+        return Explanation(f, "link", tuple(limits), text)
+    if f.word == "slower" and new is not None and fig_new is not None and fig_new >= LINK_LIMITED_SHARE * new:
+        if old is not None and old <= new:
+            return None
+        text = (
+            f"{head} A cgroup I/O limit changed ({said}): that explains the fall. The new figure is "
+            f"{_pct(fig_new / new)} of the new limit ({new:,.0f} {unit}), so the limit holds it now, not the device."
+        )
+        return Explanation(f, "link", tuple(limits), text)
+    return None
+
+
+def _foreign_words(doc: dict[str, Any], test_id: str) -> str | None:
+    """'other I/O on loop2 at 20 MB/s' when the run's test was marked foreign_io (issue 36)."""
+    test = next((t for t in doc.get("tests") or [] if isinstance(t, dict) and t.get("id") == test_id), None)
+    other = test.get("foreign_io") if isinstance(test, dict) else None
+    if not isinstance(other, dict) or not other.get("found"):
+        return None
+    mbps = _num(other.get("other_mbps"))
+    devices = ", ".join(str(d) for d in other.get("devices") or []) or "the device"
+    return f"other I/O on {devices}" + (f" at {mbps:,.1f} MB/s" if mbps is not None else "")
+
+
 def explain_figure(
     run_a: dict[str, Any], run_b: dict[str, Any], f: FigureChange, changes: Sequence[PathChange]
 ) -> Explanation | None:
@@ -560,7 +679,12 @@ def explain_figure(
     c = _ceilings(run_a, run_b, f)
     if f.word == "same":
         return _unchanged(f, causes, c) if causes else None
-    link = [x for x in causes if x.area == "link"]
+    by_limit = _by_limit(run_a, run_b, f, _limits_of(f, causes))
+    if by_limit is not None:
+        return by_limit
+    # A limit in the other direction holds nothing of this figure: not a cause of its change.
+    causes = [x for x in causes if x.what != LIMIT or x in _limits_of(f, causes)]
+    link = [x for x in causes if x.area == "link" and x.what != LIMIT]
     drive = [x for x in causes if x.area == "device" and x.what in ("drive", "model", "device")]
     others = [x for x in causes if x not in link and x not in drive]
     by_link = _by_link(run_b, f, link, c)
@@ -568,6 +692,9 @@ def explain_figure(
         return by_link
     head = figure_text(f) + "."
     said = [_link_did_not(f, link, c)] if link else []
+    busy = [(when, w) for when, doc in (("before", run_a), ("after", run_b)) if (w := _foreign_words(doc, f.test_id))]
+    if busy:  # other I/O on the device during the test is said before anything else may explain it
+        said.insert(0, "The device was not the test's alone: " + "; ".join(f"{w} {when}" for when, w in busy) + ".")
     if drive:
         same_link = ""
         if c.known and c.before == c.after:
@@ -583,8 +710,12 @@ def explain_figure(
     if others:
         said.append(f"What else changed may explain it: {_listed(others)}.")
         return Explanation(f, "possible", tuple(others), " ".join([head, *said]))
+    if busy:
+        return Explanation(f, "possible", (), " ".join([head, *said]))
     nothing = "Nothing else on its path changed" if link else "Nothing on its path changed"
-    return Explanation(f, "none", (), " ".join([head, *said, f"{nothing}: {LOOK_ELSEWHERE}."]))
+    known = _limit_list(run_a) is not None and _limit_list(run_b) is not None
+    elsewhere = LOOK_ELSEWHERE_LIMITS_KNOWN if known else LOOK_ELSEWHERE
+    return Explanation(f, "none", (), " ".join([head, *said, f"{nothing}: {elsewhere}."]))
 
 
 def explain_changes(

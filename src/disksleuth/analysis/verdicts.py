@@ -10,10 +10,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from disksleuth.analysis import limits as io_limits
 from disksleuth.analysis.ceilings import link_chain, pcie_label, pcie_mbps, usb_mbps
+from disksleuth.analysis.foreign import foreign_io
 from disksleuth.analysis.health import health_findings
 from disksleuth.analysis.links import static_findings
 from disksleuth.model import Device, Finding, LinkChain, PcieHop, SataHop, UsbHop
+from disksleuth.model.limits import IoLimit
 from disksleuth.model.run import Health, MemoryBacking, Run, TestResult
 from disksleuth.units import fmt_rate
 
@@ -347,17 +350,31 @@ def _host_caches_writes(device: Device, figures: Figures) -> tuple[str, bool, bo
     ), False, False
 
 
-def memory_backed(memory: MemoryBacking | None, figures: Figures) -> Finding | None:
-    """The target stands on RAM: its figures measure memory (and zram's compressor), never storage."""
+def memory_backed(
+    memory: MemoryBacking | None, figures: Figures, held: Sequence[io_limits.Held] = (), others: Sequence[str] = ()
+) -> Finding | None:
+    """The target stands on RAM: its figures measure memory (and zram's compressor), never storage. Figures a
+    cgroup I/O limit held (io_limit) measure the limit instead: both are said, and never that they measure RAM;
+    `others`: the tests no limit held, which do."""
     if memory is None:
         return None
     seq = figures.best_seq_mbps
     measured = f" ({seq:,.0f} MB/s)" if seq is not None else ""
-    message = (
-        f"The target is backed by memory ({memory.description}): these figures{measured} measure RAM"
-        + (" through zram's compressor" if memory.kind == "zram" else "")
-        + ", not storage, and are lost at power-off."
-    )
+    ram = "RAM" + (" through zram's compressor" if memory.kind == "zram" else "")
+    if held:
+        capped = ", ".join(dict.fromkeys(f"{h.test_id} {h.figure_text}" for h in held))
+        message = (
+            f"The target is backed by memory ({memory.description}): it is not storage, and what it holds is lost at "
+            f"power-off. A cgroup I/O limit held its figures ({capped}; see io_limit): those measure the limit, not "
+            f"{ram}."
+        )
+        if others:
+            message += f" The other tests ({', '.join(others)}) measure {ram}."
+    else:
+        message = (
+            f"The target is backed by memory ({memory.description}): these figures{measured} measure {ram}, not "
+            "storage, and are lost at power-off."
+        )
     if memory.never_written_reads_fast:
         message += " Reads of space never written return zero pages without any work, faster still."
     return Finding(
@@ -394,21 +411,29 @@ def buffered_loop_note(device: Device | None) -> str | None:
     )
 
 
-def buffered_loop(device: Device, figures: Figures, memory: MemoryBacking | None) -> Finding | None:
+def buffered_loop(
+    device: Device, figures: Figures, memory: MemoryBacking | None, held: Sequence[io_limits.Held] = ()
+) -> Finding | None:
     """A loop device without direct I/O measures the page cache, not the disk beneath (issue 20). On memory,
-    memory_backed already says what was measured."""
+    memory_backed already says what was measured. Figures a cgroup I/O limit held measure the limit (issue 36)."""
     if not is_buffered_loop(device) or memory is not None:
         return None
     seq = figures.best_seq_mbps
     measured = f" ({fmt_rate(seq)})" if seq is not None else ""
     beneath = device.backing_device if device.backing_device and device.backing_device != device.name else None
+    said = f"so these figures{measured} measure memory, not {beneath or 'the disk'}."
+    if held:
+        capped = ", ".join(dict.fromkeys(f"{h.test_id} {h.figure_text}" for h in held))
+        said = (
+            f"so its figures measure memory, not {beneath or 'the disk'}, except where a cgroup I/O limit held them "
+            f"({capped}; see io_limit): those measure the limit."
+        )
     return Finding(
         code="buffered_loop",
         severity="warn",
         message=(
             f"{device.path} is a loop device with direct I/O off (loop/dio 0) over {_loop_backing(device)}: the "
-            "loop driver reads and writes its backing file through the page cache, so these figures"
-            f"{measured} measure memory, not {beneath or 'the disk'}."
+            f"loop driver reads and writes its backing file through the page cache, {said}"
         ),
         evidence={
             "loop_direct_io": False,
@@ -565,17 +590,22 @@ def verdicts(
 ) -> list[Finding]:
     """Static link findings, then dynamic and health ones; `ok` when nothing but context applies.
 
-    A memory-backed target is never a bare `ok`: `memory_backed` (warn) says what was measured."""
+    A memory-backed target is never a bare `ok`: `memory_backed` (warn) says what was measured. The chain's cgroup
+    I/O limits (issue 36) are judged by io_limit; the link findings judge the links alone."""
     changes = health_changes or {}
+    held = io_limits.held_figures(tests, io_limits.limits_of(chain))
+    chain = io_limits.without_limits(chain)
     found = list(static_findings(device))
     for f in (
-        memory_backed(memory, figures),
-        buffered_loop(device, figures, memory),
+        memory_backed(memory, figures, held, [t.id for t in tests if t.id not in {h.test_id for h in held}]),
+        io_limits.io_limit(held),
+        buffered_loop(device, figures, memory, held),
         link_limited(device, chain, figures),
         cache_suspected(device, chain, figures),
         poor_random_write(figures),
         sd_app_class(device, figures),
         thermal_throttling(health, changes, temperature_series, tests),
+        foreign_io(tests),
     ):
         if f is not None:
             found.append(replace(f, device=device.name))
@@ -606,12 +636,18 @@ class Assessment:
 
 
 def assess_run(
-    run: Run, device: Device, *, memory: MemoryBacking | None = None, target_kind: str | None = None
+    run: Run,
+    device: Device,
+    *,
+    memory: MemoryBacking | None = None,
+    target_kind: str | None = None,
+    limits: Sequence[IoLimit] | None = None,
 ) -> Assessment:
-    """The verdicts on a finished run, the same for `check` and `bench` (pure)."""
+    """The verdicts on a finished run, the same for `check` and `bench` (pure). `limits`: the cgroup I/O limits
+    the run was under (analysis.limits.target_limits), None when they could not be read."""
     health = run.health_after or run.health_before
     device = with_drive_sata_max(device, health)
-    chain = link_chain(device.hops)
+    chain = io_limits.with_limits(link_chain(device.hops), limits)
     figures = figures_from_tests(run.tests)
     findings = verdicts(
         device,
@@ -624,7 +660,10 @@ def assess_run(
         memory=memory,
         target_kind=target_kind,
     )
-    summary = summary_line(device, chain, figures)
+    summary = summary_line(device, io_limits.without_limits(chain), figures)
+    held = io_limits.limit_summary(io_limits.held_figures(run.tests, io_limits.limits_of(chain)))
+    if held is not None:
+        summary = f"{summary}; {held}"
     if memory is not None:
         summary = f"memory, not storage: {summary}"
     return Assessment(device, chain, findings, summary)

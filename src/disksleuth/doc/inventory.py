@@ -9,13 +9,14 @@ from disksleuth.model import Device, Finding, HopCeiling, LinkChain
 
 if TYPE_CHECKING:
     from disksleuth.analysis.pci import LinkStatus
+    from disksleuth.model.limits import LimitCeiling
 
 
 def _r(v: float | None) -> float | None:
     return round(v, 1) if isinstance(v, float) else v
 
 
-def hop_to_dict(c: HopCeiling) -> dict[str, Any]:
+def hop_to_dict(c: HopCeiling | LimitCeiling) -> dict[str, Any]:
     out = dataclasses.asdict(c.hop)
     out["label"] = c.label
     out["encoded_mbps"] = _r(c.encoded_mbps)
@@ -34,12 +35,15 @@ def hop_to_dict(c: HopCeiling) -> dict[str, Any]:
 
 
 def chain_to_dict(chain: LinkChain) -> dict[str, Any]:
-    return {
+    out = {
         "hops": [hop_to_dict(c) for c in chain.hops],
         "current_ceiling_mbps": chain.current_ceiling_mbps,
         "capable_ceiling_mbps": chain.capable_ceiling_mbps,
         "bottleneck": chain.bottleneck.label if chain.bottleneck else None,
     }
+    if chain.limits is not None:  # a run's: the cgroup I/O limits it was under, [] for none (issue 36)
+        out["limits"] = [hop_to_dict(c) for c in chain.limits]
+    return out
 
 
 def device_to_dict(

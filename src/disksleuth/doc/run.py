@@ -87,6 +87,12 @@ def run_from_dict(doc: dict[str, Any]) -> Run:
         kw["notes"] = tuple(t.get("notes") or ())
         kw["repeat_values"] = tuple(t.get("repeat_values") or ())
         kw["cache_affected"] = bool(kw.get("cache_affected"))
+        if isinstance(t.get("foreign_io"), dict):  # issue 36; older runs have none
+            from disksleuth.analysis.foreign import foreign_from_dict
+
+            kw["foreign_io"] = foreign_from_dict(t["foreign_io"])
+        else:
+            kw["foreign_io"] = None
         if t.get("sustained"):
             from disksleuth.doc.sustained import sustained_from_dict
 
@@ -178,5 +184,20 @@ def run_document(
 
 def is_memory_backed(doc: dict[str, Any]) -> bool:
     """One rule for every view: the run's verdicts said its target stands on RAM (analysis/verdicts.py
-    memory_backed, from the probe's memory record), so its figures measure memory, not storage."""
+    memory_backed, from the probe's memory record), so its figures measure memory, not storage (unless a cgroup
+    I/O limit held them: is_limited)."""
     return any(f.get("code") == "memory_backed" for f in doc.get("findings") or [])
+
+
+def is_limited(doc: dict[str, Any]) -> bool:
+    """The run's verdicts said a cgroup I/O limit held its figures (io_limit, issue 36): they measure the limit."""
+    return any(f.get("code") == "io_limit" for f in doc.get("findings") or [])
+
+
+def limited_tests(doc: dict[str, Any]) -> list[str]:
+    """The tests whose figures a cgroup I/O limit held (io_limit's evidence), in order."""
+    out: list[str] = []
+    for f in doc.get("findings") or []:
+        if f.get("code") == "io_limit" and isinstance(f.get("evidence"), dict):
+            out += [str(x.get("test")) for x in f["evidence"].get("figures") or [] if isinstance(x, dict)]
+    return list(dict.fromkeys(out))

@@ -13,6 +13,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from disksleuth.model.limits import LimitCeiling
+
 
 SEVERITY_ORDER = {"ok": 0, "info": 1, "warn": 2, "critical": 3}
 
@@ -178,7 +180,11 @@ class LinkChain:
     hops: tuple[HopCeiling, ...]
     current_ceiling_mbps: float | None
     capable_ceiling_mbps: float | None
-    bottleneck: HopCeiling | None  # the hop that sets the current ceiling
+    # The hop that sets the current ceiling: a link, or a cgroup I/O limit (a LimitCeiling: label and hop.kind too).
+    bottleneck: HopCeiling | LimitCeiling | None
+    # The cgroup I/O limits a run is under, each a hop of its own (issue 36): the current ceiling and the
+    # bottleneck count them. None: not read (list, explain: no process of theirs measures anything).
+    limits: tuple[LimitCeiling, ...] | None = None
 
 
 # --- devices ---------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from disksleuth.model import AerCounters, ChipsetUplink, Device, PcieHop
+from disksleuth.model.foreign import ForeignIo  # at run time: the store's validator resolves the hints
 from disksleuth.model.sustained import Sustained  # at run time: the store's validator resolves the hints
 
 # --- benchmark results -----------------------------------------------------------------------
@@ -91,6 +92,8 @@ class TestResult:
     # pass and their spread, (max - min) / median in percent.
     repeat_values: tuple[float, ...] = ()
     repeat_spread_pct: float | None = None
+    # Other I/O on the test's device while it ran (issue 36): None when its counters were not read.
+    foreign_io: ForeignIo | None = None
 
     @property
     def writes(self) -> bool:

@@ -250,6 +250,9 @@ def pasteable_fio_command(stored: str | None) -> str | None:
     return prefix + shlex.join(words)
 
 
+FOREIGN_MARK = "!"  # beside a test's name: other I/O on its device while it ran (foreign_io)
+
+
 def render_run(run: Run, show_commands: bool = False) -> None:
     from rich.text import Text
 
@@ -270,7 +273,9 @@ def render_run(run: Run, show_commands: bool = False) -> None:
     styles: list[str | None] = []
     for t in run.tests:
         row = [
-            safe_text(t.id, markup=False) + (" *" if t.cache_affected else ""),  # cells are Text: no markup
+            safe_text(t.id, markup=False)  # cells are Text: no markup
+            + (" *" if t.cache_affected else "")
+            + (f" {FOREIGN_MARK}" if t.foreign_io is not None and t.foreign_io.found else ""),
             _n(t.read_mbps, 1),
             _n(t.write_mbps, 1),
             _n(t.read_iops),
@@ -304,6 +309,14 @@ def render_run(run: Run, show_commands: bool = False) -> None:
         out.print(f"[dim]figures are medians of {n} passes; spread: (max - min) / median across them[/dim]")
     if any(t.cache_affected for t in run.tests):
         out.print("[yellow]* cache_affected: measured through the page cache or on memory, not the medium[/yellow]")
+    busy = [t for t in run.tests if t.foreign_io is not None and t.foreign_io.found]
+    if busy:  # issue 36: the figure is the device's minus what something else took meanwhile
+        from disksleuth.analysis.foreign import foreign_note
+
+        out.print(f"[yellow]{FOREIGN_MARK} foreign_io: other I/O on the device while the test ran[/yellow]")
+        for t in busy:
+            assert t.foreign_io is not None
+            out.print(f"[yellow]  {safe_text(t.id)}: {safe_text(foreign_note(t.foreign_io))}[/yellow]")
     for t in run.tests:
         if t.sustained is not None:
             from disksleuth.present.sustained_view import render_sustained

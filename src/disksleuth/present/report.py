@@ -22,7 +22,7 @@ from typing import Any
 from disksleuth.analysis.aer import stored_aer_lines
 from disksleuth.analysis.baseline import History
 from disksleuth.analysis.compare import run_label
-from disksleuth.doc.run import is_memory_backed
+from disksleuth.doc.run import is_limited, is_memory_backed, limited_tests
 from disksleuth.present.charts import (
     CHART_WIDTH_IN,
     FONT_PT,
@@ -102,6 +102,8 @@ def run_badges(doc: dict[str, Any]) -> list[tuple[str, str]]:
     badges = []
     if is_memory_backed(doc):
         badges.append(("memory", "memory-backed"))
+    if is_limited(doc):  # issue 36: a cgroup I/O limit held its figures
+        badges.append(("cache", "I/O limit"))
     if any(t.get("cache_affected") for t in doc.get("tests") or []):
         badges.append(("cache", "cache-affected tests"))
     if skipped_notes(doc):
@@ -619,8 +621,21 @@ def _tests_table(doc: dict[str, Any]) -> str:
 
 def _caveats(doc: dict[str, Any]) -> str:
     items = []
+    held = limited_tests(doc)  # issue 36: figures a cgroup I/O limit held measure the limit, not RAM nor a device
+    if held:
+        items.append(
+            f"<b>cgroup I/O limit:</b> a limit the run was under held {_e(', '.join(held))} (see io_limit): those "
+            "figures measure the limit, not the device."
+        )
     if is_memory_backed(doc):
-        items.append("<b>Memory-backed target:</b> these figures measure RAM, not a storage device.")
+        unheld = [t.get("id") for t in doc.get("tests") or [] if t.get("id") not in held]
+        if not held:
+            items.append("<b>Memory-backed target:</b> these figures measure RAM, not a storage device.")
+        elif unheld:
+            items.append(f"<b>Memory-backed target:</b> the other figures ({_e(', '.join(map(str, unheld)))}) "
+                         "measure RAM, not a storage device.")  # fmt: skip
+        else:
+            items.append("<b>Memory-backed target:</b> not a storage device; what it holds is lost at power-off.")
     cached = [t["id"] for t in doc.get("tests") or [] if t.get("cache_affected")]
     if cached:
         items.append(

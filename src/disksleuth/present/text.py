@@ -153,10 +153,16 @@ def render_chain(chain: LinkChain, indent: str = "  ") -> None:
         out.print(f"{indent}{safe_text(f'{hop_where(c.hop):<34} {c.label:<28}')} {ceiling}{enc}{capable}")
         for line in hop_aer_lines(c.hop):  # non-zero PCIe error counters: shown, not warned (issue 36)
             out.print(f"{indent}  {safe_text(line)}")
+    for lim in chain.limits or ():  # cgroup I/O limits the run is under (issue 36): hops of the path too
+        where = f"cgroup {lim.hop.cgroup}"
+        cap = f"~{fmt_mbps(lim.current_mbps)}" if lim.current_mbps is not None else "(an IOPS limit)"
+        out.print(f"{indent}{safe_text(f'{where:<34} {lim.label:<28}')} {cap}")
+        out.print(f"{indent}{' ' * 35}[dim]{safe_text(lim.fact or '')}[/dim]")
     if chain.current_ceiling_mbps is not None:
+        capable_mbps = chain.capable_ceiling_mbps
         out.print(
-            f"{indent}[bold]ceiling now {fmt_mbps(chain.current_ceiling_mbps)}[/bold], "
-            f"capable {fmt_mbps(chain.capable_ceiling_mbps)}"
+            f"{indent}[bold]ceiling now {fmt_mbps(chain.current_ceiling_mbps)}[/bold]"
+            + (f", capable {fmt_mbps(capable_mbps)}" if capable_mbps is not None or not chain.limits else "")
             + (f" — set by {safe_text(chain.bottleneck.label)}" if chain.bottleneck else "")
         )
 

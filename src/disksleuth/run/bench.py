@@ -23,6 +23,7 @@ from types import FrameType
 from typing import Any
 
 from disksleuth.analysis import confidence, steady
+from disksleuth.analysis.foreign import Watched, other_io
 from disksleuth.analysis.health import health_changes
 from disksleuth.analysis.results import result_from_fio, series_from_samples, with_reference
 from disksleuth.analysis.verdicts import buffered_loop_note
@@ -41,6 +42,7 @@ from disksleuth.probe.claim import DeviceBusy, exclusive_claim
 from disksleuth.probe.fio_parse import aggregate
 from disksleuth.probe.host import host_info
 from disksleuth.probe.hwmon import TemperatureSampler, hwmon_temp_input, read_temp_c
+from disksleuth.probe.procio import read_io
 from disksleuth.probe.smart import read_health
 from disksleuth.probe.target import (
     TargetInfo,
@@ -332,6 +334,7 @@ class _Ctx:
     temperature: Callable[[], float | None]
     stop_rule: StopRuleFactory
     signalled: Signalled = field(default_factory=Signalled)  # a stopping signal whose exception may have been lost
+    watched: Watched | None = None  # whose counters tell other I/O around each test (issue 36: foreign_io)
 
 
 def run_bench(
@@ -395,7 +398,9 @@ def execute(plan: BenchPlan, events: Events, version: str, *, stop_rule: StopRul
     notes = [*plan.without_root, *plan.notes]
     watch = HealthWatch(target, notes, read_health=plan.read_health)
     with sigterm_as_exception() as signalled, watch:
-        ctx = _Ctx(events, version, watch.latest_temperature, stop_rule, signalled)
+        from disksleuth.run.surround import watched
+
+        ctx = _Ctx(events, version, watch.latest_temperature, stop_rule, signalled, watched(target))
         with _main_target(plan, ctx) as (plan, where, where_notes):
             notes.extend(where_notes)
             passes = [_run_pass(plan, plan.tests, where, ctx, watch) for _ in range(plan.passes)]
@@ -640,6 +645,10 @@ def _run_test(step: TestStep, where: Where, ctx: _Ctx) -> TestResult:
             if stop_requested:
                 decided_at = len(live)
 
+    # Other I/O on the device: its counters and every process's, right before and after fio (a RAM reference
+    # made for the run has no neighbours).
+    around = ctx.watched if where.temporary is None and ctx.watched is not None and ctx.watched.names else None
+    before = read_io() if around is not None else None
     report, samples = fio.run_job(
         fio_argv(step.spec, job_plan(step, where)),
         timeout_s=step.timeout_s,
@@ -648,7 +657,12 @@ def _run_test(step: TestStep, where: Where, ctx: _Ctx) -> TestResult:
         stop_when=lambda: stop_requested,
         pass_fds=where.pass_fds,
     )
+    after = read_io() if around is not None else None
     outcome = FioOutcome(step, where, report, tuple(samples), temps, stop_requested, ctx.version, decided_at)
     result = ANALYSES[step.kind](outcome)
+    if around is not None and before is not None and after is not None:
+        job = aggregate(report)
+        own = [d.io_bytes if d is not None else 0 for d in (job.read, job.write)]
+        result = replace(result, foreign_io=other_io(before, after, around, *own))
     events.test_done(result)
     return result

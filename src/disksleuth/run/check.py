@@ -16,6 +16,7 @@ from disksleuth.analysis.baseline import DEFAULT_CHOICE, Baseline, Choice
 from disksleuth.analysis.baseline import findings as baseline_findings
 from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.health import no_smart_reason
+from disksleuth.analysis.limits import with_limits, without_limits
 from disksleuth.analysis.members import expectation, tree_findings
 from disksleuth.analysis.sustained import findings as sustained_findings
 from disksleuth.analysis.verdicts import assess_run, figures_from_tests
@@ -23,6 +24,7 @@ from disksleuth.doc.run import run_to_dict
 from disksleuth.errors import DisksleuthError, ToolMissing
 from disksleuth.model import Device, Finding, LinkChain, VirtualHop
 from disksleuth.model.arrays import MemberReading, StackNode
+from disksleuth.model.limits import IoLimit
 from disksleuth.model.run import MemoryBacking, Run
 from disksleuth.probe.host import host_info
 from disksleuth.probe.memory import target_memory_backing
@@ -48,15 +50,19 @@ class Inspected:
     where: str | None  # "ext4 on /" for a directory or file target
     health_not_read: str | None  # why no drive health will be read, when that is known before trying
     stack: StackNode | None = None  # the array under the target, or the one its device belongs to (issue 24)
+    limits: tuple[IoLimit, ...] | None = None  # the cgroup I/O limits this process meets on it (None: unknown)
     sysfs_root: str = "/"  # where the path's PCIe error counters are read again after the test (a test's tree)
 
 
 def inspect(path: str) -> Inspected:
+    from disksleuth.run.surround import io_limits
+
     target = inspect_target(path)
     device = device_of(target)
-    return Inspected(
-        target, device, link_chain(device.hops), where_of(target), health_not_read(target), target_stack(target)
-    )
+    stack = target_stack(target)
+    limits = io_limits(target, stack)  # a hop of the path (issue 36): the chain shows it before anything runs
+    chain = with_limits(link_chain(device.hops), limits)
+    return Inspected(target, device, chain, where_of(target), health_not_read(target), stack, limits)
 
 
 def target_stack(target: TargetInfo) -> StackNode | None:
@@ -156,7 +162,7 @@ def measure(
     if run.tests:  # the path's PCIe error counters read again (issue 36): growth during the test is link_errors
         device, link_errors = errors_during(inspected.device, inspected.sysfs_root)
         inspected = replace(inspected, device=device)
-    a = assess_run(run, inspected.device, memory=memory_of(target), target_kind=target.kind)
+    a = assess_run(run, inspected.device, memory=memory_of(target), target_kind=target.kind, limits=inspected.limits)
     findings = with_link_errors(with_sustained_findings(a.findings, run), link_errors)
     health = run.health_after or run.health_before
     if history is not None and health is not None:
@@ -168,7 +174,7 @@ def measure(
     if history is not None and run.tests:
         baseline = baseline_for(history.db, _baseline_document(run, a.device), history.choice)
         findings = with_baseline_findings(findings, baseline, a.device.name)
-        findings = findings + _sibling_findings(history.db, run, a.device, a.chain)
+        findings = findings + _sibling_findings(history.db, run, a.device, without_limits(a.chain))
     stack = inspected.stack
     readings: tuple[MemberReading, ...] = ()
     expected: dict[str, object] | None = None
