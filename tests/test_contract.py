@@ -91,6 +91,15 @@ CASES: dict[tuple[str, ...], Case] = {
         bare_codes=frozenset({0}),
         bare=("--textfile", "{tmp}", "--no-health"),
     ),
+    # Bare `top` is the live view until Ctrl-C: its "no arguments" run stops it after one refresh.
+    ("top",): Case(
+        ("--once", "--seconds", "0.3"),
+        ("--seconds", "0"),
+        FINDINGS,
+        bare_codes=frozenset({0}),
+        bare=("--seconds", "0.3", "--interval", "0.3"),
+        shows=("DEVICE",),
+    ),
     # Bare `health` lists every drive, worst first (issue 23): 1 when one of them is at warn or critical.
     ("health",): Case(
         ("--from-smartctl", "{smartctl}"), ("--from-smartctl", "/nonexistent.json"), FINDINGS, bare_codes=FINDINGS

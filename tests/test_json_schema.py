@@ -130,6 +130,8 @@ CASES: dict[str, tuple[tuple[str, ...], str, frozenset[int]]] = {
         "exporter",
         frozenset({0}),
     ),
+    "top --once": (("top", "--once", "--seconds", "0.2"), "top", frozenset({0, 1})),
+    "error: a bad sample length": (("top", "--seconds", "0"), "error", frozenset({2})),
     "error: an unknown option": (("list", "--bogus"), "error", frozenset({2})),
     "error: a missing run": (("show", "999", "--db", "{db}"), "error", frozenset({2})),
     "error: a missing device": (("explain", "nosuchdev", "--sysfs-root", TREE), "error", frozenset({2})),

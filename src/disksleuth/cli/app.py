@@ -76,7 +76,7 @@ def build_parser(env: Environment | None = None) -> argparse.ArgumentParser:
         prog="disksleuth",
         description="How fast is this storage, how fast should it be, and why isn't it?",
         epilog="Global options go before or after the command: disksleuth --json list = disksleuth list --json. "
-        "Exit codes: 0 ok, 1 findings at warn or critical (check, bench, explain, health, fleet), "
+        "Exit codes: 0 ok, 1 findings at warn or critical (check, bench, explain, health, fleet, top --once), "
         "2 usage or environment error "
         '(under --json: {"error": {"code", "message"}} on stdout).',
     )

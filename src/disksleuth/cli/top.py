@@ -24,7 +24,9 @@ def register(add: AddCommand) -> None:
         "swapping, writeback stalls, hot drives. Reads only /proc and sysfs; never writes, never wakes a sleeping "
         "disk. Ctrl-C quits the live view",
     )
-    p.add_argument("--once", action="store_true", help="sample once (for --seconds), print the result and exit")
+    p.add_argument(
+        "--once", action="store_true", help="sample once (for --seconds), print the result and exit: 1 on a warning"
+    )
     p.add_argument(
         "--seconds",
         metavar="N",

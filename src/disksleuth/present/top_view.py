@@ -4,9 +4,10 @@ It only draws a TopReport; the live view redraws it in place each refresh (rich 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
-from disksleuth.model.top import DeviceRate, ProcessRate, TopReport
+from disksleuth.model.top import DeviceRate, TopReport
 
 # Annotations only: rich is imported when something is drawn.
 TYPE_CHECKING = False
@@ -18,15 +19,18 @@ if TYPE_CHECKING:
 WIDTH = 80
 NAME_WIDTH = 9  # nvme0n1p3
 MAX_PROCESS_ROWS = 10
-# (header, width) of the device table; one space between columns: 79 columns in all.
-DEVICE_COLUMNS = (
-    ("DEVICE", NAME_WIDTH), ("r/s", 5), ("w/s", 5), ("rMB/s", 7), ("wMB/s", 7), ("r_await", 7), ("w_await", 7),
-    ("aqu-sz", 6), ("%util", 5), ("reqKB", 6), ("link%", 5),
-)  # fmt: skip
-PROCESS_COLUMNS = (("PID", 7), ("COMMAND", 15), ("rMB/s", 7), ("wMB/s", 7), ("delay%", 6), ("S", 1), ("WAITS IN", 24))
 UTIL_WARN_PCT = 90.0
 SEVERITY_STYLE = {"ok": "green", "info": "cyan", "warn": "yellow", "critical": "bold red"}
 SEVERITY_MARK = {"ok": "✓", "info": "i", "warn": "!", "critical": "✖"}
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str
+    width: int
+    cell: Callable[..., str]
+    drop: int = 0  # on a narrower terminal, columns go in this order (1 first); 0: never
+    left: bool = False
 
 
 def _num(value: float | None, width: int, digits: int = 1) -> str:
@@ -43,44 +47,53 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _header(columns: Iterable[tuple[str, int]]) -> str:
-    cells = []
-    for i, (name, width) in enumerate(columns):
-        cells.append(name.ljust(width) if i == 0 or name in ("COMMAND", "S", "WAITS IN") else name.rjust(width))
-    return " ".join(cells).rstrip()
-
-
-def _device_line(d: DeviceRate) -> str:
-    cells = [
-        _clip(d.name, NAME_WIDTH).ljust(NAME_WIDTH),
-        _num(d.reads_per_s, 5, 0),
-        _num(d.writes_per_s, 5, 0),
-        _num(d.read_mbps, 7),
-        _num(d.write_mbps, 7),
-        _num(d.r_await_ms, 7),
-        _num(d.w_await_ms, 7),
-        _num(d.queue_size, 6, 2),
-        _num(d.util_pct, 5, 0),
-        _num(d.avg_request_kb, 6),
-        _num(d.link_share_pct, 5, 0),
-    ]
-    return " ".join(cells)
-
-
-def _process_line(p: ProcessRate, delay_known: bool) -> str:
+def _safe(text: str | None) -> str:
     from disksleuth.present.text import safe_text
 
-    delay = _num(p.blkio_delay_pct, 6, 0) if delay_known else "off".rjust(6)
-    cells = [
-        str(p.pid).rjust(7),
-        _clip(safe_text(p.comm, markup=False), 15).ljust(15),
-        _num(p.read_mbps, 7, 2),
-        _num(p.write_mbps, 7, 2),
-        delay,
-        _clip(p.state, 1),
-        _clip(safe_text(p.wchan or "", markup=False), 24),
-    ]
-    return " ".join(cells).rstrip()
+    return safe_text(text or "", markup=False)
+
+
+# One space between columns: 79 columns in all at 80; at 60 the request size, link share and counts go first.
+DEVICE_COLUMNS = (
+    Column("DEVICE", NAME_WIDTH, lambda d: _clip(d.name, NAME_WIDTH).ljust(NAME_WIDTH), left=True),
+    Column("r/s", 5, lambda d: _num(d.reads_per_s, 5, 0), drop=3),
+    Column("w/s", 5, lambda d: _num(d.writes_per_s, 5, 0), drop=4),
+    Column("rMB/s", 7, lambda d: _num(d.read_mbps, 7)),
+    Column("wMB/s", 7, lambda d: _num(d.write_mbps, 7)),
+    Column("r_await", 7, lambda d: _num(d.r_await_ms, 7)),
+    Column("w_await", 7, lambda d: _num(d.w_await_ms, 7)),
+    Column("aqu-sz", 6, lambda d: _num(d.queue_size, 6, 2)),
+    Column("%util", 5, lambda d: _num(d.util_pct, 5, 0)),
+    Column("reqKB", 6, lambda d: _num(d.avg_request_kb, 6), drop=2),
+    Column("link%", 5, lambda d: _num(d.link_share_pct, 5, 0), drop=1),
+)
+PROCESS_COLUMNS = (
+    Column("PID", 7, lambda p: str(p.pid).rjust(7)),
+    Column("COMMAND", 15, lambda p: _clip(_safe(p.comm), 15).ljust(15), left=True),
+    Column("rMB/s", 7, lambda p: _num(p.read_mbps, 7, 2)),
+    Column("wMB/s", 7, lambda p: _num(p.write_mbps, 7, 2)),
+    Column("delay%", 6, lambda p: _num(p.blkio_delay_pct, 6, 0), drop=2),
+    Column("S", 1, lambda p: _clip(p.state, 1), left=True),
+    Column("WAITS IN", 24, lambda p: _clip(_safe(p.wchan), 24), drop=1, left=True),
+)
+
+
+def fit(columns: Sequence[Column], width: int) -> list[Column]:
+    """The columns that fit `width`, dropping the droppable ones in their order."""
+    kept = list(columns)
+    for rank in sorted({c.drop for c in columns if c.drop}):
+        if sum(c.width for c in kept) + len(kept) - 1 <= width:
+            break
+        kept = [c for c in kept if c.drop != rank]
+    return kept
+
+
+def _header(columns: Sequence[Column]) -> str:
+    return " ".join(c.header.ljust(c.width) if c.left else c.header.rjust(c.width) for c in columns).rstrip()
+
+
+def _line(columns: Sequence[Column], row: object) -> str:
+    return " ".join(c.cell(row) for c in columns).rstrip()
 
 
 def _pct(value: float | None) -> str:
@@ -91,8 +104,11 @@ def _active(d: DeviceRate) -> bool:
     return d.requests_per_s > 0 or d.util_pct > 0 or d.in_flight > 0
 
 
-def render(report: TopReport, *, clock: str | None = None, all_devices: bool = False) -> RenderableType:
-    """The whole view as one rich renderable. `all_devices`: idle devices too (--device asked for them)."""
+def render(
+    report: TopReport, *, width: int = WIDTH, clock: str | None = None, all_devices: bool = False
+) -> RenderableType:
+    """The whole view as one rich renderable for a terminal `width` columns wide (80 fits every column). `all_devices`:
+    idle devices too (--device asked for them)."""
     from rich.console import Group
     from rich.text import Text
 
@@ -104,10 +120,11 @@ def render(report: TopReport, *, clock: str | None = None, all_devices: bool = F
     parts.append(title)
 
     devices = [d for d in report.devices if all_devices or _active(d)]
-    table = Text(_header(DEVICE_COLUMNS) + "\n", style="bold")
+    device_columns = fit(DEVICE_COLUMNS, width - 1)
+    table = Text(_header(device_columns) + "\n", style="bold")
     for d in devices:
         style = "yellow" if d.util_pct >= UTIL_WARN_PCT else ""
-        table.append(_device_line(d) + "\n", style=style)
+        table.append(_line(device_columns, d) + "\n", style=style)
     idle = len(report.devices) - len(devices)
     if idle:
         table.append(f"{idle} idle device{'s' if idle != 1 else ''} not shown\n", style="dim")
@@ -115,10 +132,13 @@ def render(report: TopReport, *, clock: str | None = None, all_devices: bool = F
         table.append("no device figures\n", style="dim")
     parts.append(table)
 
-    delay_known = report.delayacct is not False
-    procs = Text(_header(PROCESS_COLUMNS) + "\n", style="bold")
+    process_columns = fit(PROCESS_COLUMNS, width - 1)
+    if report.delayacct is False:  # not counted: 'off', not a dash that reads as "none"
+        process_columns = [replace(c, cell=lambda _p: "off".rjust(6)) if c.header == "delay%" else c
+                           for c in process_columns]  # fmt: skip
+    procs = Text(_header(process_columns) + "\n", style="bold")
     for p in report.processes[:MAX_PROCESS_ROWS]:
-        procs.append(_process_line(p, delay_known) + "\n", style="yellow" if p.state == "D" else "")
+        procs.append(_line(process_columns, p) + "\n", style="yellow" if p.state == "D" else "")
     more = len(report.processes) - MAX_PROCESS_ROWS
     counts = [f"{report.processes_seen} processes"]
     if more > 0:
@@ -188,7 +208,7 @@ def to_text(report: TopReport, width: int = WIDTH, *, all_devices: bool = False)
 
     out = io.StringIO()
     Console(file=out, width=width, no_color=True, highlight=False, soft_wrap=False).print(
-        render(report, all_devices=all_devices)
+        render(report, width=width, all_devices=all_devices)
     )
     return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
 
@@ -197,7 +217,8 @@ def print_report(report: TopReport, *, all_devices: bool = False) -> None:
     """--once: the view once, on stdout."""
     from disksleuth.present.text import console
 
-    console().print(render(report, all_devices=all_devices))
+    out = console()
+    out.print(render(report, width=out.width, all_devices=all_devices))
 
 
 class LiveView:
@@ -222,7 +243,7 @@ class LiveView:
         return self
 
     def update(self, report: TopReport) -> None:
-        view = render(report, clock=time.strftime("%H:%M:%S"), all_devices=self.all_devices)
+        view = render(report, width=self.console.width, clock=time.strftime("%H:%M:%S"), all_devices=self.all_devices)
         if self._live is not None:
             self._live.update(view, refresh=True)
         else:
