@@ -16,7 +16,7 @@ from disksleuth.model.arrays import StackNode
 from disksleuth.model.foreign import IoReading, ProcessIo, ProcessIoReading
 from disksleuth.model.iostat import SECTOR_BYTES, DiskCounters
 from disksleuth.probe.diskstats import parse_diskstats
-from disksleuth.probe.procio import parse_proc_io, read_process_io
+from disksleuth.probe.procio import parse_proc_io, parse_proc_stat, read_process_io
 
 PROCFS = os.path.join(DATA, "procfs")
 
@@ -124,13 +124,31 @@ def test_proc_pid_io_is_read_from_a_captured_tree_bounded() -> None:
     root = os.path.join(PROCFS, "procio", "proc")
     found = read_process_io(root)
     assert found.processes[4242] == ProcessIo(4242, "fio", 35651584, 0) and found.processes[4243].name == "bash"
+    assert found.processes[4244] == ProcessIo(4244, "kworker/u8:2-loop2", 1133555712, 11792384, kernel=True)
     assert (found.unreadable, found.not_read) == (0, 0)
     capped = read_process_io(root, most=1)
-    assert len(capped.processes) == 1 and capped.not_read == 1
-    assert read_process_io(root, skip=frozenset({4242})).processes.keys() == {4243}
+    assert len(capped.processes) == 1 and capped.not_read == 2
+    assert read_process_io(root, skip=frozenset({4242, 4244})).processes.keys() == {4243}
     assert read_process_io("/nonexistent").processes == {}
     assert parse_proc_io("read_bytes: 10\nwrite_bytes: 9\ncancelled_write_bytes: 4\n") == (10, 5)
     assert parse_proc_io("read_bytes: ten\nwrite_bytes: 9\n") is None and parse_proc_io("") is None
+    # A name may hold parentheses and spaces: the kernel's own ")" is the last one.
+    assert parse_proc_stat("7 (a) (b c) S 1 7 7 0 -1 4194304 0 0") == ("a) (b c", False)
+    assert parse_proc_stat("7 (x) S 1") is None and parse_proc_stat("") is None
+
+
+def test_a_loop_devices_kernel_worker_is_named_after_the_process() -> None:
+    """The loop driver's worker thread moves the bytes a reader asked for: it may fit the other I/O as well as
+    the reader does, and is named after it, as a kernel thread."""
+    other = 60_000_000
+    procs0 = {4242: ProcessIo(4242, "fio", 0, 0), 99: ProcessIo(99, "kworker/u8:2-loop0", 0, 0, kernel=True)}
+    procs1 = {4242: ProcessIo(4242, "fio", other - 1_000_000, 0),
+              99: ProcessIo(99, "kworker/u8:2-loop0", other, 0, kernel=True)}  # fmt: skip
+    before = _reading(0.0, BEFORE, (0, 0), procs0)
+    f = other_io(before, _reading(1.5, AFTER, (LOOP_READ - other, LOOP_WRITE), procs1), Watched("loop0"), 0, 0)
+    assert f is not None and [p.name for p in f.processes] == ["fio", "kworker/u8:2-loop0"]
+    finding = foreign_io([dataclasses.replace(result_with_series([40.0, 41.0]), foreign_io=f)])
+    assert finding is not None and "kworker/u8:2-loop0 (pid 99, a kernel thread)" in finding.message
 
 
 def test_a_baseline_says_the_other_io_before_it_says_slower_than_usual() -> None:

@@ -19,7 +19,7 @@ from test_json_schema import assert_valid
 pytestmark = [pytest.mark.root, pytest.mark.slow, pytest.mark.long, needs_fio, needs_loop]
 
 DISKSLEUTH = [sys.executable, "-m", "disksleuth"]
-CAP_MBPS = 30
+CAP_MBPS = 100  # far above fio's whole-request granularity in 1 s tests (conftest.whole_request_mbps)
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def _flat(text: str) -> str:
 def test_a_capped_loop_device_shows_the_limit_in_the_chain_and_compare_names_it(dev, tmp_path) -> None:  # noqa: ANN001
     db = f"sqlite:///{tmp_path}/runs.sqlite"
     with blkio_throttle(dev, read_bps=CAP_MBPS * 1_000_000) as procs:
-        capped = _run(in_cgroup(procs, [*DISKSLEUTH, "check", dev, "--engine", "libaio", "--db", db]))
+        capped = _run(in_cgroup(procs, [*DISKSLEUTH, "check", dev, "--engine", "libaio", "--time", "1", "--db", db]))
         assert capped.returncode == 1, capped.stderr  # warn: memory_backed, io_limit
     text = _flat(capped.stdout)
     group = procs.split("/blkio", 1)[1].rsplit("/", 1)[0]  # "/disksleuth-test-xxxxxxxx"
@@ -57,7 +57,7 @@ def test_a_capped_loop_device_shows_the_limit_in_the_chain_and_compare_names_it(
     assert "measure RAM" not in text and "measures RAM" not in text
     assert "foreign_io" not in text  # nothing else reads a loop device on /dev/shm
 
-    free = _run([*DISKSLEUTH, "bench", dev, "--engine", "libaio", "--time", "2", "--db", db, "--json"])
+    free = _run([*DISKSLEUTH, "bench", dev, "--engine", "libaio", "--time", "1", "--db", db, "--json"])
     doc = json.loads(free.stdout)
     assert doc["device"]["link"]["limits"] == [] and "io_limit" not in {f["code"] for f in doc["findings"]}
     assert all(t["foreign_io"] is not None and not t["foreign_io"]["found"] for t in doc["tests"])
@@ -71,22 +71,17 @@ def test_a_capped_loop_device_shows_the_limit_in_the_chain_and_compare_names_it(
     assert f"I/O limit gone: read_bps on {dev[5:]}, {CAP_MBPS} MB/s (blkio.throttle.read_bps_device" in compared
     assert "A cgroup I/O limit changed" in compared and "explains the rise" in compared
     assert "Nothing on its path changed" not in compared
-    shown = json.loads(_run([*DISKSLEUTH, "show", "1", "--baseline", "2", "--db", db, "--json"]).stdout)
-    assert_valid(shown, "stored_run_document")
-    changes = shown["comparison"]["path_changes"]
-    assert [(c["what"], c["before"] is None) for c in changes if c["area"] == "link"] == [("I/O limit", True)]
-    seq = next(e for e in shown["comparison"]["explanations"] if e["test"] == "SEQ1M_Q8T1_read")
-    assert seq["verdict"] == "link" and "explains the fall" in seq["text"]
+    # show --baseline says the same in compare's words: test_show_baseline_paths.py, on runs under two limits.
 
 
 def test_another_reader_during_a_bench_is_foreign_io_with_its_rate_and_name(dev) -> None:  # noqa: ANN001
-    """A second fio reads the same device at 15 MB/s (its own --rate) while bench, capped at 30 MB/s, measures."""
+    """A second fio reads the same device at 15 MB/s (its own --rate) while bench, capped at 100 MB/s, measures."""
     neighbour = f"--name=neighbour --filename={dev} --rw=read --bs=64k --direct=1 --ioengine=psync --rate=15m"
     argv = ["fio", *neighbour.split(), "--time_based", "--runtime=60s", "--thread", "--output=/dev/null"]
     reader = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         with blkio_throttle(dev, read_bps=CAP_MBPS * 1_000_000) as procs:
-            argv = [*DISKSLEUTH, "bench", dev, "--engine", "libaio", "--time", "2", "--no-save", "--json"]
+            argv = [*DISKSLEUTH, "bench", dev, "--engine", "libaio", "--time", "1", "--no-save", "--json"]
             res = _run(in_cgroup(procs, argv))
     finally:
         reader.terminate()

@@ -113,8 +113,9 @@ def _busiest(before: IoReading, after: IoReading, other_r: int, other_w: int) ->
         r, w = max(0, b.read_bytes - a.read_bytes), max(0, b.write_bytes - a.write_bytes)
         fits = r <= FITS_MARGIN * other_r + slack and w <= FITS_MARGIN * other_w + slack
         if fits and r + w >= FITS_LEAST * (other_r + other_w) and r + w > 0:
-            moved.append(ProcessIo(pid, b.name, r, w))
-    moved.sort(key=lambda p: p.read_bytes + p.write_bytes, reverse=True)
+            moved.append(ProcessIo(pid, b.name, r, w, b.kernel))
+    # Processes first: a kernel thread (a loop device's worker) moves the bytes some process asked for.
+    moved.sort(key=lambda p: (p.kernel, -(p.read_bytes + p.write_bytes)))
     return tuple(moved[:TOP_PROCESSES])
 
 
@@ -189,7 +190,8 @@ def process_words(p: ProcessIo, seconds: float) -> str:
     """'fio (pid 4242) read 84 MB/s'."""
     parts = [f"{verb} {fmt_rate(b / seconds / 1e6)}" for verb, b in (("read", p.read_bytes), ("wrote", p.write_bytes))
              if b]  # fmt: skip
-    return f"{p.name} (pid {p.pid}) " + " and ".join(parts)
+    kernel = ", a kernel thread" if p.kernel else ""
+    return f"{p.name} (pid {p.pid}{kernel}) " + " and ".join(parts)
 
 
 def other_words(f: ForeignIo) -> str:
@@ -273,7 +275,9 @@ def foreign_from_dict(d: Mapping[str, Any]) -> ForeignIo | None:
             share_pct=float(d["share_pct"]) if d.get("share_pct") is not None else None,
             found=bool(d["found"]),
             processes=tuple(
-                ProcessIo(int(p["pid"]), str(p["name"]), int(p["read_bytes"]), int(p["write_bytes"]))
+                ProcessIo(
+                    int(p["pid"]), str(p["name"]), int(p["read_bytes"]), int(p["write_bytes"]), bool(p.get("kernel"))
+                )
                 for p in d.get("processes") or ()
             ),
             processes_unreadable=int(d.get("processes_unreadable") or 0),

@@ -14,9 +14,10 @@ class ProcessIo:
     fetch or send, on any device), or what it did between two readings."""
 
     pid: int
-    name: str  # /proc/PID/comm
+    name: str  # its command name (/proc/PID/stat's, as comm)
     read_bytes: int
     write_bytes: int
+    kernel: bool = False  # a kernel thread (a loop device's worker, jbd2): its I/O is done for someone else
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,10 @@
 
 proc(5) /proc/PID/io: `read_bytes` and `write_bytes` are the bytes a process made the block layer fetch or send
 (any device), `cancelled_write_bytes` what it dirtied and then truncated; readable by the owner or with
-CAP_SYS_PTRACE. /proc/PID/comm is its name. getrusage(2) RUSAGE_CHILDREN ru_inblock and ru_oublock are the same
-counters of the reaped children, in 512-byte units (the kernel's task_io_get_inblock/oublock).
+CAP_SYS_PTRACE. /proc/PID/stat gives its name (in parentheses, which the name itself may hold: split at the last
+one) and its flags (field 9; PF_KTHREAD 0x00200000, include/linux/sched.h, marks a kernel thread). getrusage(2)
+RUSAGE_CHILDREN ru_inblock and ru_oublock are the same counters of the reaped children, in 512-byte units (the
+kernel's task_io_get_inblock/oublock). A parent's /proc/PID/io takes in the children it reaps, too.
 
 Bounded: at most MAX_PROCESSES processes are read, each file cut at a few KiB, lines split (never matched)."""
 
@@ -19,7 +21,8 @@ from disksleuth.probe.sysfs import read_regular_file
 
 MAX_PROCESSES = 4096  # a busy server has a few thousand; reading one costs ~20 us
 MAX_IO_BYTES = 1024  # /proc/PID/io: seven short lines
-MAX_COMM_BYTES = 64  # TASK_COMM_LEN is 16
+MAX_STAT_BYTES = 4096  # 52 numbers and a name of at most 16 bytes (TASK_COMM_LEN)
+PF_KTHREAD = 0x00200000
 RUSAGE_BLOCK_BYTES = 512
 
 
@@ -34,6 +37,16 @@ def parse_proc_io(text: str) -> tuple[int, int] | None:
     if "read_bytes" not in values or "write_bytes" not in values:
         return None
     return values["read_bytes"], max(0, values["write_bytes"] - values.get("cancelled_write_bytes", 0))
+
+
+def parse_proc_stat(text: str) -> tuple[str, bool] | None:
+    """(name, kernel thread?) of a /proc/PID/stat text; None when it is not shaped so."""
+    head, sep, tail = text[:MAX_STAT_BYTES].rpartition(")")
+    _, sep2, name = head.partition(" (")
+    fields = tail.split()
+    if not sep or not sep2 or len(fields) < 7 or not (fields[6].isascii() and fields[6].isdigit()):
+        return None
+    return name, bool(int(fields[6]) & PF_KTHREAD)
 
 
 def read_process_io(
@@ -59,9 +72,10 @@ def read_process_io(
             if counts is None:
                 unreadable += 1
                 continue
-            comm = read_regular_file(os.path.join(procfs_root, name, "comm"), MAX_COMM_BYTES)
-            shown = comm.decode("utf-8", "replace").strip() if comm else "?"
-            out[int(name)] = ProcessIo(int(name), shown, *counts)
+            raw_stat = read_regular_file(os.path.join(procfs_root, name, "stat"), MAX_STAT_BYTES)
+            stat = parse_proc_stat(raw_stat.decode("utf-8", "replace")) if raw_stat else None
+            shown, kernel = stat if stat is not None else ("?", False)
+            out[int(name)] = ProcessIo(int(name), shown, *counts, kernel=kernel)
     return ProcessIoReading(out, unreadable, not_read)
 
 
