@@ -12,8 +12,10 @@ from dataclasses import dataclass
 
 from disksleuth.analysis import top_words as words
 from disksleuth.analysis.ceilings import link_chain
+from disksleuth.analysis.limits import HELD_MAX_SHARE, HOW_SET, LIMIT_SHARE, limit_amount, limit_source, limit_to_dict
 from disksleuth.model import Device, Finding
 from disksleuth.model.iostat import SECTOR_BYTES, DiskCounters
+from disksleuth.model.limits import CgroupLimits, IoLimit
 from disksleuth.model.top import (
     DeviceProfile,
     DeviceRate,
@@ -458,6 +460,54 @@ def writeback_stall(
         "waiting": [{"pid": p.pid, "comm": p.comm, "wchan": p.wchan} for p in waiters[:10]],
     }
     return Finding("writeback_stall", "warn", message, evidence, hint)
+
+
+def io_limit_findings(
+    processes: Sequence[ProcessRate], devices: Mapping[str, DeviceRate], limits: Mapping[int, CgroupLimits]
+) -> list[Finding]:
+    """io_limit (warn): a process held by its cgroup's I/O limit. `devices` are the rates by MAJ:MIN, `limits`
+    each busy process's cgroup limits (probe/cgroups.read_io_limits). A bandwidth limit holds a process whose rate
+    in its direction reaches LIMIT_SHARE of it while the limited device carries that much (a loop device's backing
+    disk carries its traffic: the limit may be there); an IOPS limit, a device at LIMIT_SHARE of it whose traffic
+    in that direction is mostly this process's. Above HELD_MAX_SHARE the limit did not hold the figure."""
+    findings = []
+    for process in processes:
+        found = limits.get(process.pid)
+        if found is None or not found.read:
+            continue
+        best: tuple[float, IoLimit, DeviceRate, float] | None = None
+        for dev, settings in found.per_device().items():
+            rate = devices.get(dev)
+            if rate is None:
+                continue
+            for limit in settings.values():
+                mine = process.read_mbps if limit.direction == "read" else process.write_mbps
+                on_device = rate.read_mbps if limit.direction == "read" else rate.write_mbps
+                if not mine:
+                    continue
+                if limit.mbps is not None:
+                    figure, share = mine, mine / limit.mbps
+                    carried = on_device >= LIMIT_SHARE * limit.mbps
+                else:
+                    figure = rate.reads_per_s if limit.direction == "read" else rate.writes_per_s
+                    share = figure / limit.value
+                    carried = on_device > 0 and mine >= LIMIT_SHARE * on_device
+                if carried and LIMIT_SHARE <= share <= HELD_MAX_SHARE and (best is None or share > best[0]):
+                    best = (share, limit, rate, figure)
+        if best is not None:
+            share, limit, rate, figure = best
+            message = words.io_limit(process, limit, rate.name, figure, share, limit_amount(limit), limit_source(limit))
+            evidence = {
+                "pid": process.pid,
+                "comm": process.comm,
+                "device": rate.name,
+                "figure": round(figure, 2),
+                "unit": "MB/s" if limit.mbps is not None else "IOPS",
+                "share_pct": round(100 * share),
+                "limit": {**limit_to_dict(limit), "device": rate.name},
+            }
+            findings.append(Finding("io_limit", "warn", message, evidence, HOW_SET, device=rate.name))
+    return findings
 
 
 def thermal(temp: DriveTemperature) -> Finding | None:

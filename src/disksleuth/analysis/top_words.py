@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from disksleuth.model.limits import IoLimit
 from disksleuth.model.top import DeviceRate, DriveTemperature, MemoryRate, ProcessRate, TopReport
 from disksleuth.units import fmt_rate
 
@@ -104,6 +105,18 @@ def writeback_stall(
         "The disk takes writes slower than processes make them. Smaller vm.dirty_bytes and "
         "vm.dirty_background_bytes start writeback sooner and hold writers for less at a time; a faster disk, or "
         "fewer writers at once, ends it.",
+    )
+
+
+def io_limit(
+    process: ProcessRate, limit: IoLimit, device: str, figure: float, share: float, amount: str, source: str
+) -> str:
+    """The message; the hint is analysis/limits.HOW_SET, the same words check and bench give."""
+    direction = "reads" if limit.direction == "read" else "writes"
+    shown = fmt_rate(figure) if limit.mbps is not None else f"{figure:,.0f} I/Os per second on {device}"
+    return (
+        f"{_who(process)} is held by its cgroup's I/O limit: it {direction} {shown}, {share * 100:.0f}% of the "
+        f"limit of {amount} on {direction} from {device}, set by {source}. The device is not what holds it."
     )
 
 

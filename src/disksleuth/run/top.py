@@ -13,13 +13,14 @@ from dataclasses import replace
 
 from disksleuth.analysis import top_words as words
 from disksleuth.analysis.aer import link_errors_finding, path_functions, path_growth, path_roles
-from disksleuth.analysis.top import device_profiles, top_report
+from disksleuth.analysis.top import device_profiles, device_rates, io_limit_findings, top_report
 from disksleuth.errors import DeviceNotFound, UsageError
 from disksleuth.model import Device, Finding, Hop
 from disksleuth.model.iostat import DiskCounters
 from disksleuth.model.top import DeviceProfile, ProcessSample, Snapshot, TopReport
 from disksleuth.probe.aer import read_aers
 from disksleuth.probe.block import read_device
+from disksleuth.probe.cgroups import read_io_limits
 from disksleuth.probe.diskstats import read_diskstats
 from disksleuth.probe.drive_temp import read_drive_temperature
 from disksleuth.probe.hwmon import hwmon_temp_input
@@ -35,6 +36,9 @@ from disksleuth.probe.procfs import (
 )
 from disksleuth.probe.sysfs import Sysfs
 
+# io_limit: the cgroups of at most this many of the busiest processes are read each refresh (a few small files each).
+LIMIT_MAX_PROCESSES = 10
+LIMIT_MIN_MBPS = 0.1
 MIN_INTERVAL_S = 0.1  # shorter, and the counters' millisecond resolution is most of the figure
 MAX_INTERVAL_S = 3600.0
 
@@ -63,6 +67,7 @@ class Top:
         *,
         procfs_root: str = "/proc",
         sysfs_root: str = "/",
+        cgroup_root: str = "/sys/fs/cgroup",
         devices: Sequence[str] = (),
         pids: Sequence[int] = (),
         clock: Callable[[], float] = time.monotonic,
@@ -70,6 +75,7 @@ class Top:
     ):
         self.procfs_root = procfs_root
         self.sysfs_root = sysfs_root
+        self.cgroup_root = cgroup_root
         self.pids = tuple(dict.fromkeys(pids))
         self.clock = clock
         self.sleep = sleep
@@ -137,6 +143,9 @@ class Top:
             context_names=[n for n in self.shown if n in (after.disks or {}) and n in (before.disks or {})],
             extra_findings=self._path_findings(before, after),
         )
+        held = self._held(before, after, report)
+        if held:
+            report = replace(report, findings=report.findings + tuple(held))
         gone = [pid for pid in self.pids if pid in (before.processes or {}) and pid not in (after.processes or {})]
         if gone:
             report = replace(report, notes=report.notes + tuple(words.pid_gone(pid) for pid in gone))
@@ -144,8 +153,8 @@ class Top:
 
     def _path_findings(self, before: Snapshot, after: Snapshot) -> list[Finding]:
         """Findings from readers `top` does not own, judged over the same interval: PCIe AER counters that grew on
-        a shown device's path (link_errors, analysis/aer.py). A process held by its cgroup's I/O limit (io_limit,
-        probe/cgroups.py) joins here once that reader is in the tree."""
+        a shown device's path (link_errors, analysis/aer.py). A process held by its cgroup's I/O limit (io_limit)
+        is judged after the processes' rates are known (_held)."""
         findings = []
         during = words.during_sample(after.taken_s - before.taken_s)
         for name in self.asked or self.shown:
@@ -158,6 +167,21 @@ class Top:
             if found is not None:
                 findings.append(found)
         return findings
+
+    def _held(self, before: Snapshot, after: Snapshot, report: TopReport) -> list[Finding]:
+        """io_limit: the cgroup I/O limits of the busiest processes (probe/cgroups.py: /proc/PID/cgroup and the
+        cgroup files up to the root), judged against what they and the limited devices did in the sample."""
+        busy = [p for p in report.processes if p.total_mbps >= LIMIT_MIN_MBPS][:LIMIT_MAX_PROCESSES]
+        if not busy or before.disks is None or after.disks is None or report.interval_s <= 0:
+            return []
+        limits = {p.pid: read_io_limits(str(p.pid), self.procfs_root, self.cgroup_root) for p in busy}
+        limited = {limit.dev for found in limits.values() for limit in found.limits}
+        names = [name for name, counters in after.disks.items() if counters.dev in limited]
+        if not names:
+            return []
+        rates, _ = device_rates(before.disks, after.disks, report.interval_s, self.profiles, names)
+        by_dev = {after.disks[r.name].dev: r for r in rates}
+        return io_limit_findings(busy, by_dev, limits)
 
     def sample(self, seconds: float) -> TopReport:
         """--once: two snapshots `seconds` apart."""
