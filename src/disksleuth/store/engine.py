@@ -326,7 +326,7 @@ def _file_unfit(path: str, st: os.stat_result, name: str, why: list[str], mend: 
         why.append(f"{who} may {can} {name} (mode {stat.S_IMODE(st.st_mode):04o})")
         mend.append(f"chmod 600 {path}")
     if st.st_nlink > 1:
-        why.append(f"{name} has {st.st_nlink} names (hard links), so it is also someone's other file")
+        why.append(f"{name} has {st.st_nlink} names (hard links): another could be anyone's file")
         mend.append(f"use a copy of its own (cp {path} NEW)")
 
 
