@@ -279,3 +279,22 @@ def test_the_same_limit_set_by_another_cgroup_is_no_change() -> None:
     limit["value"], limit["line"] = 40_000_000, "7:2 40000000"
     (change,) = [c for c in path_changes(capped, moved) if c.what == "I/O limit"]
     assert change_line(change).startswith("I/O limit read_bps on loop2: 50 MB/s (") and "40 MB/s" in change_line(change)
+
+
+def test_the_store_and_fleet_keep_the_devices_own_ceiling_not_the_limit() -> None:
+    """A cgroup limit is the run's, not the device's: fleet, siblings and the store's ceiling column compare the
+    links alone (a run capped at 50 MB/s on an NVMe drive is not a drive with a 50 MB/s link)."""
+    from disksleuth.analysis.fleet import fleet_row
+    from disksleuth.store.schema import fleet_figures
+
+    capped = _doc("io_limit_capped.json")
+    link = capped["device"]["link"]
+    assert link["current_ceiling_mbps"] == 50.0 and link["link_ceiling_mbps"] is None  # a loop device: no link
+    assert fleet_figures(capped)["ceiling_mbps"] is None
+    link["link_ceiling_mbps"], link["current_ceiling_mbps"] = 3150.4, 50.0  # the same limit over a Gen3 x4 link
+    assert fleet_figures(capped)["ceiling_mbps"] == 3150.4
+    assert fleet_row({"id": 1, "device": capped["device"], "findings": []}).ceiling_mbps == 3150.4
+    old = _doc("io_limit_uncapped.json")  # a run stored before issue 36: its one ceiling, as before
+    del old["device"]["link"]["limits"], old["device"]["link"]["link_ceiling_mbps"]
+    old["device"]["link"]["current_ceiling_mbps"] = 450.0
+    assert fleet_figures(old)["ceiling_mbps"] == 450.0

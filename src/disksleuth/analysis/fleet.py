@@ -64,10 +64,10 @@ def _device(r: dict[str, Any]) -> str:
 def fleet_row(r: dict[str, Any]) -> FleetRow:
     """The row of one device's newest run (a dict of `latest_runs_per_host_device`), before its siblings."""
     worst, codes = _worst_and_codes(r.get("findings") or [])
+    link = (r.get("device") or {}).get("link") or {}
+    # A run under a cgroup I/O limit (issue 36): the device's ceiling is its links' alone.
     ceiling = (
-        r["ceiling_mbps"]
-        if "ceiling_mbps" in r
-        else ((r.get("device") or {}).get("link") or {}).get("current_ceiling_mbps")
+        r["ceiling_mbps"] if "ceiling_mbps" in r else link.get("link_ceiling_mbps", link.get("current_ceiling_mbps"))
     )
     return FleetRow(
         host=_host(r),

@@ -168,8 +168,8 @@ def io_limit(held: Sequence[Held]) -> Finding | None:
         shares = sorted({round(100 * h.share) for h in hits})
         share = f"{shares[0]}%" if len(shares) == 1 else f"{shares[0]}-{shares[-1]}%"
         parts.append(
-            f"{figures}: {share} of the limit of {limit_amount(limit)} on {DIRECTION_WORDS[limit.direction]} from "
-            f"{limit.name} ({limit.dev}), set by {limit_source(limit)}"
+            f"{figures}: {share} of the limit of {limit_amount(limit)} on {DIRECTION_WORDS[limit.direction]} "
+            f"{'from' if limit.direction == 'read' else 'to'} {limit.name} ({limit.dev}), set by {limit_source(limit)}"
         )
     message = (
         "A cgroup I/O limit held these figures, not the device: " + "; ".join(parts) + ". This process runs in that "

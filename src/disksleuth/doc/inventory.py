@@ -42,7 +42,11 @@ def chain_to_dict(chain: LinkChain) -> dict[str, Any]:
         "bottleneck": chain.bottleneck.label if chain.bottleneck else None,
     }
     if chain.limits is not None:  # a run's: the cgroup I/O limits it was under, [] for none (issue 36)
+        from disksleuth.analysis.limits import without_limits
+
         out["limits"] = [hop_to_dict(c) for c in chain.limits]
+        # The links' own ceiling: the device's, what fleet, siblings and the store compare across runs.
+        out["link_ceiling_mbps"] = without_limits(chain).current_ceiling_mbps
     return out
 
 

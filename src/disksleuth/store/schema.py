@@ -277,9 +277,11 @@ FLEET_SCHEMA = 6
 
 
 def link_ceiling_mbps(device: Any) -> float | None:
-    """The current ceiling of a device document's link chain, None when unknown or not a number."""
+    """The current ceiling of a device document's link chain, None when unknown or not a number. A run under a
+    cgroup I/O limit (issue 36) counts it in current_ceiling_mbps; the device's own is its links' alone."""
     link = device.get("link") if isinstance(device, dict) else None
-    value = link.get("current_ceiling_mbps") if isinstance(link, dict) else None
+    key = "link_ceiling_mbps" if isinstance(link, dict) and "link_ceiling_mbps" in link else "current_ceiling_mbps"
+    value = link.get(key) if isinstance(link, dict) else None
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
