@@ -192,9 +192,14 @@ THROTTLE_BPS = 50 * 1024 * 1024  # 52.4 MB/s
 
 
 def _children(pid: int) -> set[int]:
-    """fio's job processes: fio forks one per job (thread=0)."""
-    with open(f"/proc/{pid}/task/{pid}/children") as fh:
-        return {int(p) for p in fh.read().split()}
+    """fio's job processes: fio forks one per job (thread=0), a moment after it starts on a loaded machine."""
+    deadline = time.monotonic() + 10
+    while True:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            found = {int(p) for p in fh.read().split()}
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
 
 
 def _assert_held_by_its_limit(doc: dict, jobs: set[int], limited: str) -> None:
