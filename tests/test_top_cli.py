@@ -330,6 +330,7 @@ def _memory_group(limit: str) -> Iterator[str]:
 @pytest.mark.root
 @pytest.mark.slow
 @pytest.mark.long
+@pytest.mark.alone
 @needs_loop
 def test_a_process_swapping_under_a_memory_limit_is_swapping() -> None:
     if not os.path.exists(os.path.join(MEMORY_CGROUP, "memory.limit_in_bytes")):
