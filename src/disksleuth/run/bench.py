@@ -646,8 +646,10 @@ def _run_test(step: TestStep, where: Where, ctx: _Ctx) -> TestResult:
                 decided_at = len(live)
 
     # Other I/O on the device: its counters and every process's, right before and after fio (a RAM reference
-    # made for the run has no neighbours).
-    around = ctx.watched if where.temporary is None and ctx.watched is not None and ctx.watched.names else None
+    # made for the run has no neighbours). Through the page cache (no direct I/O) the device writes a test's data
+    # back when the kernel chooses, maybe during the next test: its counters would not tell whose I/O they saw.
+    watching = where.temporary is None and where.direct and ctx.watched is not None and ctx.watched.names
+    around = ctx.watched if watching else None
     before = read_io() if around is not None else None
     report, samples = fio.run_job(
         fio_argv(step.spec, job_plan(step, where)),
