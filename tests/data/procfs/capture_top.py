@@ -4,7 +4,8 @@ PID/wchan of processes in D state). The readers take such a directory as their p
 
     sudo python3 tests/data/procfs/capture_top.py tests/data/procfs/SCENARIO 2 [--all]
 
-Processes that did nothing in between are left out unless --all (see prune). Only numbers and process names (comm) are kept: no command line, environment or path of any process."""
+Processes that did nothing in between are left out unless --all (see prune). Only numbers and process names (comm)
+are kept: no command line, environment or path of any process."""
 
 from __future__ import annotations
 
