@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import NoReturn
 
 from disksleuth import __version__
-from disksleuth.cli import explain, fleet, health, history, inventory, measure, options, top
+from disksleuth.cli import options
+from disksleuth.cli.commands import COMMANDS
 from disksleuth.cli.common import EXIT_OK, EXIT_USAGE, emit, plain
 from disksleuth.cli.env import Environment
 from disksleuth.errors import DisksleuthError, Terminated
@@ -74,6 +76,7 @@ def build_parser(env: Environment | None = None) -> argparse.ArgumentParser:
     parser_class = _parser_class(env or Environment.from_process())
     parser = parser_class(
         prog="disksleuth",
+        formatter_class=options.HelpFormatter,
         description="How fast is this storage, how fast should it be, and why isn't it?",
         epilog="Global options go before or after the command: disksleuth --json list = disksleuth list --json. "
         "Exit codes: 0 ok, 1 findings at warn or critical (check, bench, explain, health, fleet, top --once), "
@@ -92,27 +95,52 @@ def build_parser(env: Environment | None = None) -> argparse.ArgumentParser:
         help=options.SYSFS_HELP + "; list, links, capture, explain",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
-
-    def add(name: str, func: Command, help_text: str) -> argparse.ArgumentParser:
-        # argparse %-formats help strings (not descriptions): a bare % would crash --help.
-        p = sub.add_parser(
-            name, help=help_text.replace("%", "%%"), description=help_text, formatter_class=options.HelpFormatter
-        )
-        p.set_defaults(func=func)
-        p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=options.JSON_HELP)
-        p.add_argument("--no-color", action="store_true", default=argparse.SUPPRESS, help=options.NO_COLOR_HELP)
-        return p
-
-    inventory.register(add)  # list, links, capture
-    measure.register(add)  # check
-    history.register(add)  # runs, show, compare, report, export, import
-    explain.register(add)
-    health.register(add)
-    measure.register_bench(add)
-    fleet.register_exporter(add)
-    fleet.register_fleet(add)
-    top.register(add)
+    sub.choices = sub._name_parser_map = _DeclaredOnUse(sub, parser_class)  # type: ignore[assignment]
     return parser
+
+
+class _DeclaredOnUse(Mapping[str, argparse.ArgumentParser]):
+    """The commands' parsers, each built and given its options by its module when first looked up: argparse looks
+    up only the chosen command, so only its module is imported and only that module's parsers built, not 17 (issue
+    37: start-up). `--help` lists the commands from cli/commands.py alone."""
+
+    def __init__(self, sub: argparse._SubParsersAction[argparse.ArgumentParser], parser_class: type[argparse.ArgumentParser]) -> None:
+        self._sub, self._parser_class = sub, parser_class
+        self._built: dict[str, argparse.ArgumentParser] = {}
+        for name, (_module, help_text) in COMMANDS.items():
+            # argparse %-formats help strings (not descriptions): a bare % would crash --help.
+            sub._choices_actions.append(sub._ChoicesPseudoAction(name, (), help_text.replace("%", "%%")))
+
+    def _build(self, name: str) -> None:
+        def add(command: str, func: Command) -> argparse.ArgumentParser:
+            p: argparse.ArgumentParser = self._parser_class(
+                prog=f"{self._sub._prog_prefix} {command}",
+                description=COMMANDS[command][1],
+                formatter_class=options.HelpFormatter,
+            )
+            p.set_defaults(func=func)
+            p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=options.JSON_HELP)
+            p.add_argument("--no-color", action="store_true", default=argparse.SUPPRESS, help=options.NO_COLOR_HELP)
+            self._built[command] = p
+            return p
+
+        importlib.import_module(f"disksleuth.cli.{COMMANDS[name][0]}").register(add)  # its module's every command
+
+    def __getitem__(self, name: str) -> argparse.ArgumentParser:
+        if name not in self._built:
+            if name not in COMMANDS:
+                raise KeyError(name)
+            self._build(name)
+        return self._built[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in COMMANDS
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(COMMANDS)
+
+    def __len__(self) -> int:
+        return len(COMMANDS)
 
 
 _VALUE_OPTIONS = ("--read", "--write", "--read-iops", "--write-iops", "--time", "--size", "--max-time", "--recovery",

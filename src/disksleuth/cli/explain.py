@@ -13,11 +13,7 @@ AddCommand = Callable[..., argparse.ArgumentParser]
 
 
 def register(add: AddCommand) -> None:
-    p = add(
-        "explain",
-        run_explain,
-        "explain a figure measured elsewhere against the device's link chain, or a machine from pasted output",
-    )
+    p = add("explain", run_explain)
     p.add_argument(
         "device",
         nargs="+",

@@ -14,12 +14,13 @@ from disksleuth.cli.env import Environment
 AddCommand = Callable[..., argparse.ArgumentParser]
 
 
-def register_exporter(add: AddCommand) -> None:
-    p = add(
-        "exporter",
-        run_exporter,
-        "Prometheus metrics: each disk with its link chain, ceilings, findings and latest stored benchmark",
-    )
+def register(add: AddCommand) -> None:
+    _register_exporter(add)
+    _register_fleet(add)
+
+
+def _register_exporter(add: AddCommand) -> None:
+    p = add("exporter", run_exporter)
     p.add_argument(
         "--listen",
         default="127.0.0.1:9958",
@@ -43,13 +44,8 @@ def register_exporter(add: AddCommand) -> None:
     options.add_sysfs_root(p)
 
 
-def register_fleet(add: AddCommand) -> None:
-    p = add(
-        "fleet",
-        run_fleet,
-        "a shared store's devices from each one's newest run: counts by severity, finding and model, then the "
-        "worst devices (exit 1 when any device kept by the filters is at warn or critical)",
-    )
+def _register_fleet(add: AddCommand) -> None:
+    p = add("fleet", run_fleet)
     p.add_argument("--host", metavar="GLOB", help="only hosts matching GLOB (db-*, web0?); a plain name is itself")
     p.add_argument(
         "--model",

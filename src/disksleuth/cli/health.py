@@ -14,12 +14,7 @@ AddCommand = Callable[..., argparse.ArgumentParser]
 
 
 def register(add: AddCommand) -> None:
-    p = add(
-        "health",
-        run_health,
-        "drive health from smartctl, normalised, against the drive's own history (no DEVICE: every drive, worst "
-        "first)",
-    )
+    p = add("health", run_health)
     p.add_argument("device", nargs="?", metavar="DEVICE", help="block device, e.g. /dev/nvme0n1")
     p.add_argument(
         "attribute", nargs="?", metavar="ATTRIBUTE", help="with --ack/--unack: the counter (199, UDMA_CRC, all)"

@@ -15,7 +15,7 @@ AddCommand = Callable[..., argparse.ArgumentParser]
 
 
 def register(add: AddCommand) -> None:
-    p = add("runs", run_runs, "list saved runs, newest first; delete or prune them")
+    p = add("runs", run_runs)
     p.add_argument(
         "action",
         nargs="?",
@@ -39,7 +39,7 @@ def register(add: AddCommand) -> None:
     )
     options.add_db(p)
 
-    p = add("show", run_show, "one saved run (the newest when no RUN is given)")
+    p = add("show", run_show)
     p.add_argument("run", nargs="?", metavar="RUN", help="run id (see `disksleuth runs`); default: the newest run")
     p.add_argument("--commands", action="store_true", help="print each test's fio command line")
     p.add_argument(
@@ -50,26 +50,26 @@ def register(add: AddCommand) -> None:
     options.add_baseline(p)
     options.add_db(p)
 
-    p = add("compare", run_compare, "saved runs side by side, with ratios or % of a reference")
+    p = add("compare", run_compare)
     p.add_argument("runs", nargs="+", metavar="RUN")
     p.add_argument("--baseline", metavar="RUN", help="ratios against this run (default: the first)")
     p.add_argument("--relative-to", metavar="RUN", help="every figure as %% of this run (e.g. a RAM disk)")
     p.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table")
     options.add_db(p)
 
-    p = add("report", run_report, "a self-contained HTML report with plots (of the newest run when no RUN is given)")
+    p = add("report", run_report)
     p.add_argument("runs", nargs="*", metavar="RUN", help="run ids (see `disksleuth runs`); default: the newest run")
     p.add_argument("--fleet", action="store_true", help="report on every host and device in the store instead")
     p.add_argument("--host", metavar="H", help="with --fleet: only this host")
     p.add_argument("-o", "--output", required=True, metavar="report.html")
     options.add_db(p)
 
-    p = add("export", run_export, "write saved runs to a JSON file (serials stay hashed)")
+    p = add("export", run_export)
     p.add_argument("runs", nargs="+", metavar="RUN")
     p.add_argument("-o", "--output", required=True, metavar="FILE.json")
     options.add_db(p)
 
-    p = add("import", run_import, "add runs from an export file (- reads standard input) to the results store")
+    p = add("import", run_import)
     p.add_argument("file", metavar="FILE.json", help="an export file, or - for standard input")
     options.add_db(p)
 

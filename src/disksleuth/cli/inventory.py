@@ -14,17 +14,17 @@ AddCommand = Callable[..., argparse.ArgumentParser]
 
 
 def register(add: AddCommand) -> None:
-    p = add("list", run_list, "block devices with their link chain and ceilings")
+    p = add("list", run_list)
     p.add_argument("--all", action="store_true", help="include partitions and unattached loop/zram devices")
     p.add_argument(
         "--zpool-status", metavar="FILE", help="also show the ZFS pools in a saved `zpool status -P` output"
     )
     options.add_sysfs_root(p)
 
-    p = add("links", run_links, "every PCIe function: negotiated vs capable link")
+    p = add("links", run_links)
     options.add_sysfs_root(p)
 
-    p = add("capture", run_capture, "bundle the sysfs files disksleuth reads, for bug reports")
+    p = add("capture", run_capture)
     p.add_argument("-o", "--output", required=True, metavar="FILE.tar.gz")
     p.add_argument("--keep-serials", action="store_true", help="do not mask serial numbers")
     p.add_argument(
@@ -36,12 +36,15 @@ def register(add: AddCommand) -> None:
 
 
 def run_list(args: argparse.Namespace, env: Environment) -> int:
-    from disksleuth.doc.arrays import node_to_dict
     from disksleuth.run.inventory import inventory
 
     found = inventory(sysfs_root(args, env), include_unattached=args.all, zpool_status=args.zpool_status)
     rows = found.devices
-    arrays = [{**node_to_dict(a.tree), "findings": [f.to_dict() for f in a.findings]} for a in found.arrays]
+    arrays: list[dict[str, object]] = []
+    if found.arrays:  # its modules only where there is an array to show (start-up: issue 37)
+        from disksleuth.doc.arrays import node_to_dict
+
+        arrays = [{**node_to_dict(a.tree), "findings": [f.to_dict() for f in a.findings]} for a in found.arrays]
     if args.json:
         from disksleuth.doc.inventory import device_to_dict
 

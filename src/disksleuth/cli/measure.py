@@ -16,14 +16,12 @@ AddCommand = Callable[..., argparse.ArgumentParser]
 
 
 def register(add: AddCommand) -> None:
-    p = add("check", run_check, "the main job: link chain, health, a short benchmark, then a verdict")
+    p = add("check", run_check)
     p.add_argument("target", nargs="?", metavar="TARGET", help="directory, file or device (default: here)")
     options.add_profile(p)
     options.add_measuring(p)
 
-
-def register_bench(add: AddCommand) -> None:
-    p = add("bench", run_bench, "measure a directory, file or block device with fio")
+    p = add("bench", run_bench)
     p.add_argument(
         "target", nargs="?", metavar="TARGET", help="directory (a scratch file is used), file or block device"
     )

@@ -85,7 +85,11 @@ def add_profile(p: argparse.ArgumentParser) -> None:
 
 class HelpFormatter(argparse.HelpFormatter):
     """argparse's, but a help text's own line breaks are kept (--profile lists one profile a line); each line
-    is wrapped to the width, its continuation indented under its text."""
+    is wrapped to the width, its continuation indented under its text. Its width is found as argparse finds it, but
+    without importing shutil (and bz2, lzma with it) at every start: argparse makes a formatter per option added."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
 
     def _split_lines(self, text: str, width: int) -> list[str]:
         import re
@@ -99,3 +103,19 @@ class HelpFormatter(argparse.HelpFormatter):
             lines.extend(textwrap.wrap(line, width, subsequent_indent=hang, break_on_hyphens=False) or [""])
         return lines
 
+
+def _columns() -> int:
+    """shutil.get_terminal_size().columns: $COLUMNS, else stdout's terminal, else 80."""
+    import os
+    import sys
+
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80

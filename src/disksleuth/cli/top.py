@@ -17,13 +17,7 @@ DEFAULT_INTERVAL_S = 1.0
 
 
 def register(add: AddCommand) -> None:
-    p = add(
-        "top",
-        run_top,
-        "what the disks, the processes and memory are doing right now, judged: saturated or slow devices, "
-        "swapping, writeback stalls, hot drives. Reads only /proc and sysfs; never writes, never wakes a sleeping "
-        "disk. Ctrl-C quits the live view",
-    )
+    p = add("top", run_top)
     p.add_argument(
         "--once", action="store_true", help="sample once (for --seconds), print the result and exit: 1 on a warning"
     )

@@ -10,7 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from disksleuth.model import Device
-from disksleuth.model.run import Health
+
+# Annotations only: model.run's dataclasses would be built for every `list` (issue 37: start-up).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from disksleuth.model.run import Health
 
 # Kinds of node. "disk" and "loop" are where reads end: the devices a member benchmark reads.
 ARRAY_KINDS = ("md", "dm", "btrfs", "zfs", "vdev", "bcachefs")

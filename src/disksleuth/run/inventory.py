@@ -1,28 +1,27 @@
-"""`list`, `links` and `capture`: the machine's block devices and PCIe links, from sysfs or a capture."""
+"""`list`, `links` and `capture`: the machine's block devices and PCIe links, from sysfs or a capture.
+
+Imported by every run of `list`, `links` and `capture`, and before anything is read: what only one of them needs, or
+only a machine with arrays (SMART of the members: run/members, which brings the benchmark's modules with it),
+is imported where it is used (issue 37: start-up)."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.links import static_findings
-from disksleuth.analysis.members import tree_findings
-from disksleuth.analysis.pci import LinkStatus, link_status
 from disksleuth.errors import DisksleuthError, ParseError
-from disksleuth.infile import read_user_file
 from disksleuth.model import Device, Finding, LinkChain
-from disksleuth.model.arrays import StackNode
-from disksleuth.probe import runner
 from disksleuth.probe.block import list_devices
-from disksleuth.probe.capture import capture_root, write_capture
-from disksleuth.probe.pci import list_pci_functions
 from disksleuth.probe.stack import list_bcachefs, list_btrfs, read_stack, tops_above
 from disksleuth.probe.sysfs import Sysfs
-from disksleuth.probe.zpool_text import parse_zpool_status
-from disksleuth.run.members import with_member_health
+
+if TYPE_CHECKING:
+    from disksleuth.analysis.pci import LinkStatus
+    from disksleuth.model.arrays import StackNode
 
 
 @contextlib.contextmanager
@@ -32,6 +31,8 @@ def sysfs_root(path: str | None) -> Iterator[str]:
     if not path or path == "/":
         yield "/"
         return
+    from disksleuth.probe.capture import capture_root
+
     with capture_root(path) as root:
         yield root
 
@@ -66,6 +67,9 @@ def inventory(root: str, *, include_unattached: bool = False, zpool_status: str 
     saved `zpool status -P` output too (ZFS is read from its text: there is no sysfs view of a pool)."""
     pools: list[StackNode] = []
     if zpool_status:
+        from disksleuth.infile import read_user_file
+        from disksleuth.probe.zpool_text import parse_zpool_status
+
         raw = read_user_file(zpool_status, MAX_ZPOOL_STATUS_BYTES, "zpool status -P output")
         try:
             pools = parse_zpool_status(raw.decode("utf-8", errors="replace"))
@@ -76,7 +80,11 @@ def inventory(root: str, *, include_unattached: bool = False, zpool_status: str 
     fs = Sysfs(root)
     trees = [read_stack(r.device.name, root, fs=fs) for r in rows if r.device.slaves and not r.device.holders]
     sets = list_btrfs(root, fs) + list_bcachefs(root, fs)
-    trees = [with_member_health(t, root) for t in [t for t in trees if t.is_array] + sets]
+    trees = [t for t in trees if t.is_array] + sets
+    if trees:
+        from disksleuth.run.members import with_member_health
+
+        trees = [with_member_health(t, root) for t in trees]
     names = {t.name: (f"{t.kind} {t.label or t.name}" if t.kind in ("btrfs", "bcachefs") else t.name) for t in trees}
     with_members = []
     for row in rows:
@@ -84,7 +92,12 @@ def inventory(root: str, *, include_unattached: bool = False, zpool_status: str 
         tops += [names[t.name] for t in trees
                  if t.kind in ("btrfs", "bcachefs") and row.device.name in {x.name for x in t.walk()}]  # fmt: skip
         with_members.append(replace(row, member_of=tuple(dict.fromkeys(tops))))
-    return Inventory(with_members, [ArrayRow(t, tree_findings(t)) for t in [*trees, *pools]], tuple(notes))
+    arrays: list[ArrayRow] = []
+    if trees or pools:
+        from disksleuth.analysis.members import tree_findings
+
+        arrays = [ArrayRow(t, tree_findings(t)) for t in [*trees, *pools]]
+    return Inventory(with_members, arrays, tuple(notes))
 
 
 def devices(root: str, *, include_unattached: bool = False, notes: list[str] | None = None) -> list[DeviceRow]:
@@ -98,10 +111,15 @@ def devices(root: str, *, include_unattached: bool = False, notes: list[str] | N
 
 def pci_links(root: str) -> list[LinkStatus]:
     """Every PCIe function: negotiated against capable link."""
+    from disksleuth.analysis.pci import link_status
+    from disksleuth.probe.pci import list_pci_functions
+
     return [link_status(fn) for fn in list_pci_functions(root)]
 
 
 def tool_versions() -> dict[str, str | None]:
+    from disksleuth.probe import runner
+
     versions: dict[str, str | None] = {}
     for tool, argv in (
         ("fio", ["fio", "--version"]),
@@ -118,4 +136,6 @@ def tool_versions() -> dict[str, str | None]:
 
 def capture(output: str, root: str, *, keep_serials: bool, keep_names: bool = False) -> dict[str, Any]:
     """Write a capture bundle; what it holds and what was masked (the `capture` document's keys)."""
+    from disksleuth.probe.capture import write_capture
+
     return write_capture(output, root, keep_serials=keep_serials, versions=tool_versions(), keep_names=keep_names)
