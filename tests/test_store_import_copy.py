@@ -39,12 +39,14 @@ def _import_rate(url: str, docs: list[dict[str, Any]]) -> float:
 @pytest.mark.slow
 def test_postgresql_imports_about_as_fast_as_sqlite(tmp_path, fresh_postgres_url):
     # One INSERT per row on the server (psycopg 3's pipelined executemany) held PostgreSQL to under a third of
-    # SQLite's rate for runs with 240 series points (96-121 against 321-416 runs/s); by COPY it is 0.9-1x.
-    # Compared on the same machine at the same moment, so a loaded machine slows both.
+    # SQLite's rate for runs with 240 series points (96-121 against 321-416 runs/s); by COPY it was 0.9-1x.
+    # Compared on the same machine at the same moment, so a loaded machine slows both. Since SQLite's rows go
+    # by the driver's executemany (issue 37), SQLite imports these runs ~2.3x faster and PostgreSQL (held by
+    # its server) is 0.4-0.5x of it; one INSERT per row would be ~0.15x.
     docs = [_with_series(d, 60) for d in documents(25, 24, 2)]
     sqlite_rate = _import_rate(f"sqlite:///{tmp_path}/s.sqlite", docs)
     postgres_rate = _import_rate(fresh_postgres_url, docs)
-    assert postgres_rate > 0.6 * sqlite_rate, f"PostgreSQL {postgres_rate:.0f} runs/s, SQLite {sqlite_rate:.0f}"
+    assert postgres_rate > 0.3 * sqlite_rate, f"PostgreSQL {postgres_rate:.0f} runs/s, SQLite {sqlite_rate:.0f}"
 
 
 def test_copied_runs_read_back_as_sqlite_stores_them(tmp_path, fresh_postgres_url):

@@ -427,20 +427,14 @@ class Store:
                 )
             }
             test_ids = [test_id_of[(row["run_id"], row["is_reference"], row["position"])] for row in test_rows]
+            # Tuples, not dicts: a quick run has ~120 points, most of an import's rows.
             series_rows = [
-                {
-                    "test_row_id": test_id,
-                    "t_s": p["t_s"],
-                    "read_mbps": p.get("read_mbps"),
-                    "write_mbps": p.get("write_mbps"),
-                    "iops": p.get("iops"),
-                    "temperature_c": p.get("temperature_c"),
-                }
+                (test_id, p["t_s"], p.get("read_mbps"), p.get("write_mbps"), p.get("iops"), p.get("temperature_c"))
                 for test_id, points in zip(test_ids, test_series, strict=True)
                 for p in points
             ]
             if series_rows:
-                _insert_rows(conn, SERIES, series_rows)
+                _insert_tuples(conn, SERIES, _SERIES_COLUMNS, series_rows)
         if finding_rows:
             _insert_rows(conn, FINDINGS, finding_rows)
         if tag_rows:
@@ -666,27 +660,43 @@ _INTEGER_COLUMNS = (
 )
 
 
+_SERIES_COLUMNS = ("test_row_id", "t_s", "read_mbps", "write_mbps", "iops", "temperature_c")
+
+
 def _insert_rows(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
-    """Rows into `table` (every row with the same keys) in the import's transaction. On PostgreSQL by COPY:
-    psycopg 3's executemany still runs one INSERT per row on the server (an import of the fleet benchmark
-    made 10 statements a run and stayed under 500 runs/s); SQLAlchemy's multi-row VALUES cost more CPU in
-    psycopg's parsing of the long statement than it saved."""
-    columns = list(rows[0])
+    """Rows into `table` (every row with the same keys) in the import's transaction (see _insert_tuples)."""
+    columns = tuple(rows[0])
+    if not all(len(row) == len(columns) for row in rows):
+        conn.execute(table.insert(), rows)  # never so today; SQLAlchemy reads each row's own keys
+        return
+    _insert_tuples(conn, table, columns, [tuple(row[c] for c in columns) for row in rows])
+
+
+def _insert_tuples(conn: Connection, table: sa.Table, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
+    """Rows (values in the order of `columns`) into `table` in the import's transaction. On SQLite one
+    executemany of the driver: SQLAlchemy's compiled insert built a parameter dict per row through its bind
+    processors, ~40% of an import of runs with their series (none of these columns needs one on SQLite:
+    booleans are ints to sqlite3). On PostgreSQL by COPY: psycopg 3's executemany still runs one INSERT per
+    row on the server (an import of the fleet benchmark made 10 statements a run and stayed under 500 runs/s);
+    SQLAlchemy's multi-row VALUES cost more CPU in psycopg's parsing of the long statement than it saved."""
+    names = ", ".join(columns)
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql(f"INSERT INTO {table.name} ({names}) VALUES ({', '.join('?' * len(columns))})", rows)
+        return
+    integers = [i for i, c in enumerate(columns) if c in _INTEGER_COLUMNS]
     if conn.dialect.name != "postgresql" or not all(
-        len(row) == len(columns)
-        and all(type(v) is int or v is None for c in _INTEGER_COLUMNS if c in row for v in (row[c],))
-        for row in rows
+        type(row[i]) is int or row[i] is None for row in rows for i in integers
     ):
-        conn.execute(table.insert(), rows)
+        conn.execute(table.insert(), [dict(zip(columns, row, strict=True)) for row in rows])
         return
     import psycopg
 
-    statement = f"COPY {table.name} ({', '.join(columns)}) FROM STDIN"
+    statement = f"COPY {table.name} ({names}) FROM STDIN"
     try:
         cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
         with cursor.copy(statement) as copy:
             for row in rows:
-                copy.write_row([row[c] for c in columns])
+                copy.write_row(row)
     except psycopg.Error as exc:  # as SQLAlchemy would raise it, for Store._errors' one line
         raise sa.exc.DBAPIError.instance(statement, None, exc, psycopg.Error) from exc
 

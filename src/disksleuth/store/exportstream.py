@@ -69,6 +69,9 @@ _STRING = re.compile(_STR, re.DOTALL)
 _STRING_BODY = re.compile(_STR[1:-1], re.DOTALL)
 _SCALAR = re.compile(rb"[^\s,\]}:]*")
 _WS = re.compile(rb"[ \t\n\r]*")
+# Where a run of the runs list closes when written indented: `export` (json indent=1) puts its brace on a line
+# of its own two spaces in, a nested container's three or more.
+_RUN_END = re.compile(rb"\n {0,2}\}")
 
 
 class _Refused(Exception):
@@ -259,6 +262,26 @@ class ExportReader:
         self.pos = end
         return value
 
+    def _decode_as_exported(self) -> tuple[Any] | None:
+        """The run at self.pos as `export` writes it (indented, its closing brace on a line of its own), decoded
+        by json alone: (value,), and self.pos moves past it; else None and nothing moved (_decode reads it,
+        with every bound and message). Scanning a run for its end took twice as long as json's decoding
+        of it (0.2 ms against 0.09 for a quick run with its series). The guess is safe: json decodes the text
+        only if it is exactly one whole value, which is where the scan would end too (a raw newline never
+        lies inside a JSON string); its size is bounded as the fast decoding is. How deep it nests is then
+        bounded by the run's checks (check_run_doc), which refuse what is deeper than any real run."""
+        found = _RUN_END.search(self.buf, self.pos, self.pos + FAST_DECODE_BYTES)
+        if found is None:
+            return None
+        end = found.end()
+        try:
+            with memoryview(self.buf) as view:
+                value = json.loads(bytes(view[self.pos : end]).decode("utf-8"), parse_constant=_refuse_constant)
+        except (ValueError, RecursionError, boundedjson.Constant):  # JSONDecodeError and UnicodeDecodeError too
+            return None
+        self.pos = end
+        return (value,)
+
     def _expect(self, char: bytes, msg: str) -> None:
         if self._peek() != char:
             raise self._not_json(msg, self.pos)
@@ -340,7 +363,8 @@ class ExportReader:
             self._skip_ws()
             count += 1
             self.reading = f"run {count}"
-            yield self._decode(ENVELOPE_DEPTH)
+            fast = self._decode_as_exported()
+            yield fast[0] if fast else self._decode(ENVELOPE_DEPTH)
             self.reading = "a value"
             char = self._peek()
             self.pos += 1
