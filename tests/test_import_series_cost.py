@@ -99,3 +99,58 @@ def test_an_import_runs_a_few_statements_a_batch_and_none_again(tmp_path):
     assert not [s for s in statements[count_first:] if s[0] == "INSERT"]
     with Store(db) as store:
         assert store.count() == RUNS
+
+
+# --- a run as `export` writes it is decoded by json alone: the same runs, lines and refusals -----------------
+
+
+def _export_text(docs: list[dict[str, Any]]) -> bytes:
+    return json.dumps({"schema": "disksleuth/1", "kind": "export", "runs": docs}, indent=1).encode()
+
+
+def test_an_error_after_runs_read_whole_names_its_own_line() -> None:
+    from disksleuth.errors import ParseError
+    from disksleuth.store.files import read_export
+
+    docs = _runs(1)[:3]
+    text = _export_text(docs)
+    broken = text.replace(b'"host-2"', b'"host-2" "x"', 1)  # run 3: a missing comma
+    line = broken[: broken.index(b'"host-2" "x"')].count(b"\n") + 1
+    try:
+        read_export(broken, "x.json")
+    except ParseError as exc:
+        assert str(exc).startswith(f"x.json: not JSON (Expecting ',' delimiter at line {line}"), str(exc)
+    else:
+        raise AssertionError("a broken run 3 was read")
+    assert [d["run"]["uuid"] for d in read_export(text, "x.json")] == [d["run"]["uuid"] for d in docs]
+
+
+def test_a_run_too_deep_is_refused_when_indented_as_export_writes_it() -> None:
+    from disksleuth.errors import ParseError
+    from disksleuth.store.files import read_export
+
+    doc = _runs(1)[0]
+    deep: Any = 1
+    for _ in range(40):
+        deep = {"a": deep}
+    doc["run"]["extra"] = deep
+    try:
+        read_export(_export_text([doc]), "x.json")
+    except ParseError as exc:
+        assert "\n" not in str(exc) and "deep" in str(exc), str(exc)
+    else:
+        raise AssertionError("a run 40 levels deep was read")
+
+
+def test_a_hand_indented_export_whose_braces_lie_reads_the_same_runs() -> None:
+    """A closing brace at the left edge inside a run (not where export puts a run's end): read whole by the
+    scan, as before."""
+    from disksleuth.store.files import read_export
+
+    docs = _runs(1)[:2]
+    text = _export_text(docs)
+    lying = text.replace(b'\n    "link": {', b'\n    "pad": {\n}, "link": {', 1)
+    assert lying != text
+    got = read_export(lying, "x.json")
+    assert [d["run"]["uuid"] for d in got] == [d["run"]["uuid"] for d in docs]
+    assert got[0]["device"]["pad"] == {} and got[0]["device"]["link"] == docs[0]["device"]["link"]
