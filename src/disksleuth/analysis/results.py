@@ -10,6 +10,8 @@ from disksleuth.model.fio import FioDirection, FioJob, StatusSample
 from disksleuth.model.run import SeriesPoint, TestResult
 from disksleuth.profiles import JobPlan, TestSpec
 
+FIO_TOTALS = "fio_totals"  # rate_basis: fio's completed bytes over its runtime, IOPS from them
+
 
 def _us(ns: float | None) -> float | None:
     return round(ns / 1000.0, 2) if ns is not None else None
@@ -156,8 +158,17 @@ def result_from_fio(
     def mbps(d: FioDirection | None) -> float | None:
         return round(d.bw_bytes / 1e6, 2) if d is not None and d.active else None
 
+    # One rate per test (issue 37): fio's IOPS counts the requests issued since its counters were reset, its
+    # bytes the ones completed (iodepth more at the opening edge); at a fixed block size the IOPS shown are the
+    # completed bytes' (analysis/completions.with_window replaces both where fio logged each request).
+    fixed_bs = spec.bs_bytes if spec.bs_bytes > 0 and not spec.extra_args else None
+
     def iops(d: FioDirection | None) -> float | None:
-        return round(d.iops, 1) if d is not None and d.active else None
+        if d is None or not d.active:
+            return None
+        return round(d.bw_bytes / fixed_bs, 1) if fixed_bs else round(d.iops, 1)
+
+    completed = sum(d.io_bytes // fixed_bs for d in active) if fixed_bs else sum(d.total_ios for d in active)
 
     return TestResult(
         id=spec.id,
@@ -186,6 +197,9 @@ def result_from_fio(
         cpu_sys_pct=round(job.sys_cpu, 2) if job.sys_cpu is not None else None,
         series=series,
         notes=notes,
+        completed_ios=completed if active else None,
+        window_s=round(runtime_ms / 1000.0, 3) if active else None,
+        rate_basis=FIO_TOTALS if active else None,
         **direction_latency(read, write),
     )
 

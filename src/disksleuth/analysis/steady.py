@@ -70,25 +70,31 @@ def annotate(
     target_pct: float | None = None,
     measured: Sequence[float] | None = None,
     sample_s: float | None = None,
+    interval_pct: tuple[float | None] | None = None,
 ) -> TestResult:
     """Stability, the 95% interval of the headline figure, and burst/sustained figures.
 
     `adaptive`: the test was meant to stop when its interval reached `target_pct`; `stopped_early`: it did.
     `measured`: the per-interval MB/s after the ramp as the stop rule saw them (default: from the series),
-    each `sample_s` long."""
+    each `sample_s` long. `interval_pct`: the interval already known, in percent (from the test's completions)."""
     values = list(measured) if measured is not None else measured_values(result, ramp_s)
     per_second = per_second_values(result, ramp_s)
     spread = spread_pct(per_second[-WINDOW:])
-    interval = confidence.batch_means(values, sample_s)
-    ci = round(interval.pct, 2) if interval is not None else None
+    if interval_pct is not None:
+        ci = interval_pct[0]
+    else:
+        interval = confidence.batch_means(values, sample_s)
+        ci = round(interval.pct, 2) if interval is not None else None
     notes = list(result.notes)
     if adaptive:
-        settled: bool | None = stopped_early
+        # Sure but not stopped: the test waited for its requests (analysis/completions.MIN_COMPLETIONS), which
+        # its own note says.
+        settled: bool | None = stopped_early or (ci is not None and target_pct is not None and ci <= target_pct)
     elif ci is not None and target_pct is not None:
         settled = ci <= target_pct
     else:
         settled = None if spread is None else spread <= TOLERANCE_PCT
-    if adaptive and not stopped_early:
+    if adaptive and not settled:
         target_txt = f" ±{target_pct:g}%" if target_pct is not None else ""
         have = f"; its interval is ±{ci:.1f}%" if ci is not None else ""
         notes.append(f"did not reach{target_txt} in the time it had{have}")

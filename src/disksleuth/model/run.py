@@ -94,6 +94,11 @@ class TestResult:
     repeat_spread_pct: float | None = None
     # Other I/O on the test's device while it ran (issue 36): None when its counters were not read.
     foreign_io: ForeignIo | None = None
+    # Issue 37: the requests the figures count, completed inside a window of window_s seconds, and where the
+    # rate comes from ("completions": fio's per-request log; "fio_totals": its completed bytes over its runtime).
+    completed_ios: int | None = None
+    window_s: float | None = None
+    rate_basis: str | None = None
 
     @property
     def writes(self) -> bool:

@@ -52,3 +52,48 @@ def read_bw_log(prefix: str, job: int = 1) -> tuple[BwLogEntry, ...]:
     except OSError as exc:
         raise ParseError(f"fio wrote no bandwidth log at {path}: {exc.strerror}") from None
     return parse_bw_log(text)
+
+
+# A per-I/O latency log (`--write_lat_log=PREFIX --log_avg_msec=0`): one line per completed request,
+#   time of its completion (ms since the stats began: after the ramp), its latency (ns), direction, block size, ...
+# fio writes PREFIX_lat.N.log (total latency) beside _clat and _slat. Only tests with few, large requests log
+# this way (run/bench.py), so a log stays a few thousand lines a second.
+LAT_LOG_MAX_BYTES = 64 * 1024 * 1024
+LAT_LOG_MAX_LINE = 200
+
+
+def parse_lat_log(text: str) -> tuple[tuple[int, int, str, int], ...]:
+    """(completion ms, latency ns, direction, block size bytes) of every entry, in file order.
+    Raises ParseError on anything else."""
+    out: list[tuple[int, int, str, int]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        fields = line[:LAT_LOG_MAX_LINE].split(",")
+        if not 4 <= len(fields) <= 6:
+            raise ParseError(f"fio latency log line {number}: expected 4 to 6 fields, got {len(fields)}")
+        try:
+            t_ms, lat_ns, ddir, bs = (int(f) for f in fields[:4])
+        except ValueError:
+            raise ParseError(f"fio latency log line {number}: not a number: {line.strip()[:60]!r}") from None
+        if t_ms < 0 or lat_ns < 0 or bs < 0 or ddir not in DIRECTIONS:
+            raise ParseError(f"fio latency log line {number}: out of range: {line.strip()[:60]!r}")
+        out.append((t_ms, lat_ns, DIRECTIONS[ddir], bs))
+    return tuple(out)
+
+
+def read_lat_logs(prefix: str, jobs: int) -> tuple[tuple[int, int, str, int], ...]:
+    """Every completion fio logged for `--write_lat_log=PREFIX` over its `jobs` jobs, in time order."""
+    out: list[tuple[int, int, str, int]] = []
+    for job in range(1, jobs + 1):
+        path = f"{prefix}_lat.{job}.log"
+        try:
+            with open(path) as fh:
+                text = fh.read(LAT_LOG_MAX_BYTES)
+        except OSError as exc:
+            raise ParseError(f"fio wrote no latency log at {path}: {exc.strerror}") from None
+        if len(text) >= LAT_LOG_MAX_BYTES:
+            raise ParseError(f"fio's latency log {path} is larger than {LAT_LOG_MAX_BYTES // 1024 // 1024} MiB")
+        out.extend(parse_lat_log(text))
+    out.sort(key=lambda e: e[0])
+    return tuple(out)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from types import FrameType
 from typing import Any
 
-from disksleuth.analysis import confidence, steady
+from disksleuth.analysis import completions, confidence, steady
 from disksleuth.analysis.foreign import Watched, other_io
 from disksleuth.analysis.health import health_changes
 from disksleuth.analysis.results import result_from_fio, series_from_samples, with_reference
@@ -39,6 +39,7 @@ from disksleuth.model.fio import FioReport, StatusSample
 from disksleuth.model.run import Health, Run, TestResult
 from disksleuth.probe import fio, runner
 from disksleuth.probe.claim import DeviceBusy, exclusive_claim
+from disksleuth.probe.fio_bwlog import read_lat_logs
 from disksleuth.probe.fio_parse import aggregate
 from disksleuth.probe.host import host_info
 from disksleuth.probe.hwmon import TemperatureSampler, hwmon_temp_input, read_temp_c
@@ -47,6 +48,7 @@ from disksleuth.probe.smart import read_health
 from disksleuth.probe.target import (
     TargetInfo,
     direct_io_supported,
+    fio_log_dir,
     inspect_target,
     ram_reference,
     remove_dead_scratch,
@@ -227,6 +229,10 @@ class ConfidenceStop:
 
     def __call__(self, sample: StatusSample) -> bool:
         self.samples.append(sample)
+        # The window holds MIN_COMPLETIONS requests before it may close (issue 37); fio's count of requests
+        # issued since the ramp trails the completed ones by the queue, so this errs on the long side.
+        if sample.ios < completions.MIN_COMPLETIONS:
+            return False
         measured = confidence.measured_rates(self.samples, self.step.ramp_s)
         return self.rule.sure(measured, len(measured) * self.step.status_interval_s)
 
@@ -250,6 +256,7 @@ class FioOutcome:
     stopped_early: bool
     fio_version: str
     decided_at: int | None = None  # how many status samples the stop rule had seen when it said stop
+    completed: tuple[completions.Entry, ...] | None = None  # each request's completion, when fio logged them
 
 
 Analysis = Callable[[FioOutcome], TestResult]
@@ -288,9 +295,9 @@ def analyse_timed(outcome: FioOutcome) -> TestResult:
     """The usual time-based test: figures from fio's final report, series from its status stream."""
     step, where = outcome.step, outcome.where
     job = aggregate(outcome.report)
-    series = tuple(
-        replace(p, temperature_c=outcome.temperatures.get(p.t_s)) for p in series_from_samples(outcome.samples)
-    )
+    window = completions.window(outcome.completed) if outcome.completed is not None else None
+    shown = completions.before_drain(outcome.samples, window, step.status_interval_s) if window else outcome.samples
+    series = tuple(replace(p, temperature_c=outcome.temperatures.get(p.t_s)) for p in series_from_samples(shown))
     plan = job_plan(step, where, shown=True)
     if outcome.stopped_early:
         # Record the length it really ran, so pasting the command reproduces this measurement.
@@ -306,6 +313,12 @@ def analyse_timed(outcome: FioOutcome) -> TestResult:
         cache_affected=where.cache_affected,
         series=series,
     )
+    if window is not None:
+        result = completions.with_window(result, window)
+    if result.completed_ios is not None and result.window_s is not None:
+        few = completions.too_few_note(result.completed_ios, result.window_s)
+        if few is not None:
+            result = replace(result, notes=(*result.notes, few))
     # The interval is of the samples the stop rule judged: the one fio prints while it stops is partial.
     judged = outcome.samples[: outcome.decided_at] if outcome.decided_at else outcome.samples
     return steady.annotate(
@@ -316,7 +329,14 @@ def analyse_timed(outcome: FioOutcome) -> TestResult:
         adaptive=step.adaptive,
         target_pct=step.precision_pct if step.adaptive else DEFAULT_PRECISION_PCT,
         sample_s=step.status_interval_s,
+        interval_pct=(window.ci95_pct,) if window is not None else None,
     )
+
+
+def logs_each_request(step: TestStep) -> bool:
+    """Tests of few, large requests get fio's per-request log, for figures of completed requests only."""
+    spec = step.spec
+    return step.kind == "timed" and not spec.extra_args and spec.bs_bytes >= completions.PER_IO_LOG_MIN_BS
 
 
 ANALYSES: dict[str, Analysis] = {"timed": analyse_timed}
@@ -650,17 +670,25 @@ def _run_test(step: TestStep, where: Where, ctx: _Ctx) -> TestResult:
     # back when the kernel chooses, maybe during the next test: its counters would not tell whose I/O they saw.
     watching = where.temporary is None and where.direct and ctx.watched is not None and ctx.watched.names
     around = ctx.watched if watching else None
-    before = read_io() if around is not None else None
-    report, samples = fio.run_job(
-        fio_argv(step.spec, job_plan(step, where)),
-        timeout_s=step.timeout_s,
-        on_status=on_status,
-        status_interval_s=step.status_interval_s,
-        stop_when=lambda: stop_requested,
-        pass_fds=where.pass_fds,
-    )
-    after = read_io() if around is not None else None
-    outcome = FioOutcome(step, where, report, tuple(samples), temps, stop_requested, ctx.version, decided_at)
+    with contextlib.ExitStack() as stack:
+        argv, fds, prefix = fio_argv(step.spec, job_plan(step, where)), where.pass_fds, None
+        if logs_each_request(step):
+            # Not in the recorded command: logging changes no figure of the job, and its directory is gone after.
+            logs = stack.enter_context(fio_log_dir())
+            prefix, fds = logs.prefix, (*fds, logs.dir_fd)
+            argv = [*argv, f"--write_lat_log={prefix}", "--log_avg_msec=0"]
+        before = read_io() if around is not None else None
+        report, samples = fio.run_job(
+            argv,
+            timeout_s=step.timeout_s,
+            on_status=on_status,
+            status_interval_s=step.status_interval_s,
+            stop_when=lambda: stop_requested,
+            pass_fds=fds,
+        )
+        after = read_io() if around is not None else None
+        completed = read_lat_logs(prefix, step.spec.numjobs) if prefix is not None else None
+    outcome = FioOutcome(step, where, report, tuple(samples), temps, stop_requested, ctx.version, decided_at, completed)
     result = ANALYSES[step.kind](outcome)
     if around is not None and before is not None and after is not None:
         job = aggregate(report)

@@ -1,0 +1,172 @@
+"""One rate per test from the requests it completed (pure).
+
+fio's totals disagree with each other at card and stick speeds: after the ramp its `io_bytes` counts every
+request completed since the counters were reset (the iodepth ones issued during the ramp too, and the ones
+drained after the last issue), while `total_ios` counts only the ones issued since the reset; the two differ
+by up to iodepth x block size, 8 MiB for SEQ1M Q8T1, against the 20-150 requests a window of 2-3 s holds at
+10-50 MB/s (issue 37: 9.99 MB/s beside 6.4 IOPS of 1 MiB at a 10 MB/s cap).
+
+From a per-request log (completion time and latency of each, probe/fio_bwlog.read_lat_logs) the window is
+made of completions only:
+- it opens at the first completion after the reset and closes at the last one before fio stopped issuing
+  (the latest issue time, completion minus latency): the drain after it runs with a queue emptying, and
+  fio stamps it late (a 10 MB/s throttle drained eight requests over 0.8 s, logged in the same millisecond);
+- it opens and closes at the end of a burst of completions (`_edges`), and counts the requests completed after
+  its opening one up to its closing one, over the time between the two: MB/s is IOPS x block size exactly;
+- the 95% interval is batch means (analysis/confidence.py) of that same ratio over batches of the window.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from disksleuth.analysis import confidence
+from disksleuth.model.fio import StatusSample
+from disksleuth.model.run import TestResult
+
+# A figure holds at least this many completed requests: its interval then rests on 99 gaps or more, in ten
+# batches of ten. A test's window grows until it holds them (the stop rule waits), within the time its profile
+# gives it: SEQ1M Q8T1 holds them in 2.1 s at 50 MB/s, and says it has fewer when capped lower in `quick`.
+MIN_COMPLETIONS = 100
+# Tests of this block size or larger log every request (a few thousand lines a second even at 7 GB/s);
+# smaller ones hold thousands of requests in any window, where an edge is lost in the count.
+PER_IO_LOG_MIN_BS = 128 * 1024
+
+COMPLETIONS = "completions"  # rate_basis: from the per-request log
+
+# (completion time ms, latency ns, direction, block size bytes), as probe/fio_bwlog.read_lat_logs gives them.
+Entry = tuple[int, int, str, int]
+
+
+@dataclass(frozen=True)
+class Window:
+    completed_ios: int  # requests completed inside the window (the one opening it not counted)
+    window_s: float
+    end_ms: int  # when it closed, in fio's time since its counters were reset (its status documents' runtime)
+    read_bytes: int
+    write_bytes: int
+    read_ios: int
+    write_ios: int
+    ci95_pct: float | None
+
+    def mbps(self, direction: str) -> float:
+        done = self.read_bytes if direction == "read" else self.write_bytes
+        return done / self.window_s / 1e6
+
+    def iops(self, direction: str) -> float:
+        return (self.read_ios if direction == "read" else self.write_ios) / self.window_s
+
+
+def window(entries: Sequence[Entry]) -> Window | None:
+    """The completions-only window of a test, or None when it holds too few completions apart in time."""
+    if len(entries) < 2:
+        return None
+    last_issue_ms = max(t - lat / 1e6 for t, lat, _, _ in entries)
+    # A completion stamped in the millisecond of the last issue belongs to the window (times are whole ms).
+    steady = sorted((e for e in entries if e[0] <= last_issue_ms + 1), key=lambda e: e[0])
+    times = [e[0] for e in steady]
+    edges = _edges(times)
+    if len(edges) < 2:
+        return None
+    first, last = edges[0], edges[-1]
+    inside = steady[first + 1 : last + 1]
+    read = [e for e in inside if e[2] == "read"]
+    write = [e for e in inside if e[2] == "write"]
+    return Window(
+        completed_ios=len(inside),
+        window_s=(times[last] - times[first]) / 1000.0,
+        end_ms=times[last],
+        read_bytes=sum(e[3] for e in read),
+        write_bytes=sum(e[3] for e in write),
+        read_ios=len(read),
+        write_ios=len(write),
+        ci95_pct=_interval_pct(times, edges),
+    )
+
+
+def _edges(times: Sequence[int]) -> list[int]:
+    """Indices of the completions a window may open or close at: those followed by a gap of at least the mean.
+
+    Completions come in bursts: blk-throttle releases a slice's worth at once (five 1 MiB reads in the same
+    millisecond every 100 ms at a 50 MB/s cap). A window from the first of one burst to the last of another
+    counts a burst too many (+4% there); one from the end of a burst to the end of another holds whole bursts
+    over whole periods. In a steady flow about every other completion qualifies."""
+    if len(times) < 2 or times[-1] <= times[0]:
+        return []
+    mean_gap = (times[-1] - times[0]) / (len(times) - 1)
+    return [i for i in range(len(times) - 1) if times[i + 1] - times[i] >= mean_gap]
+
+
+def _interval_pct(times: Sequence[int], edges: Sequence[int]) -> float | None:
+    """The 95% interval of completions per unit time over the window, in percent, by batch means of a ratio:
+    the window cut at edges into about MAX_BATCHES batches of equal time, each batch (requests, time), and the
+    spread of requests - rate x time across batches (the ratio estimator's residuals; its centre is the window's
+    own rate, so the interval is of the figure shown)."""
+    first, last = edges[0], edges[-1]
+    span = times[last] - times[first]
+    wanted = min(confidence.MAX_BATCHES, len(edges) - 1)
+    if span <= 0 or wanted < confidence.MIN_BATCHES:
+        return None
+    cuts = [first]
+    for j in range(1, wanted):
+        goal = times[first] + span * j / wanted
+        nearest = min(edges, key=lambda i: abs(times[i] - goal))
+        if nearest > cuts[-1]:
+            cuts.append(nearest)
+    if last > cuts[-1]:
+        cuts.append(last)
+    batches = [(b - a, times[b] - times[a]) for a, b in zip(cuts, cuts[1:], strict=False) if times[b] > times[a]]
+    k = len(batches)
+    if k < confidence.MIN_BATCHES:
+        return None
+    rate = sum(c for c, _ in batches) / sum(t for _, t in batches)
+    residuals = [c - rate * t for c, t in batches]
+    mean_t = sum(t for _, t in batches) / k
+    se = math.sqrt(sum(r * r for r in residuals) / (k * (k - 1))) / mean_t
+    return round(100.0 * confidence.t975(k - 1) * se / rate, 2) if rate > 0 else None
+
+
+def too_few_note(completed_ios: int, window_s: float) -> str | None:
+    """Said when a test's window ended before it held MIN_COMPLETIONS requests (the profile's time ran out)."""
+    if completed_ios >= MIN_COMPLETIONS:
+        return None
+    return (
+        f"{completed_ios} requests completed in its {window_s:.1f} s window, fewer than the {MIN_COMPLETIONS} "
+        "a figure wants: the time the profile gives a test ran out first"
+    )
+
+
+def with_window(result: TestResult, window: Window) -> TestResult:
+    """The figures of a test from its completions-only window (analysis/completions.py): MB/s and IOPS of
+    the same requests, so MB/s is IOPS x block size. Latency and everything else stay fio's."""
+
+    def mbps(direction: str, shown: float | None) -> float | None:
+        return round(window.mbps(direction), 2) if shown is not None else None
+
+    def iops(direction: str, shown: float | None) -> float | None:
+        # Two decimals below 100 IOPS: one would move IOPS x block size 0.5% from the MB/s beside it at 10 IOPS.
+        value = window.iops(direction)
+        return round(value, 2 if value < 100 else 1) if shown is not None else None
+
+    return replace(
+        result,
+        read_mbps=mbps("read", result.read_mbps),
+        read_iops=iops("read", result.read_iops),
+        write_mbps=mbps("write", result.write_mbps),
+        write_iops=iops("write", result.write_iops),
+        completed_ios=window.completed_ios,
+        window_s=round(window.window_s, 3),
+        rate_basis=COMPLETIONS,
+    )
+
+
+def before_drain(samples: Sequence[StatusSample], window: Window, interval_s: float) -> tuple[StatusSample, ...]:
+    """The status documents up to the window's end: the ones fio printed while it drained its queue after the
+    last issue count requests it stamps late and together (eight 1 MiB reads in one millisecond at a 10 MB/s
+    cap): as a rate they were a spike far above a cap that held (76 MB/s at 50, issue 37)."""
+    kept = list(samples)
+    while kept and kept[-1].runtime_ms is not None and kept[-1].runtime_ms > window.end_ms + 1000 * interval_s:
+        kept.pop()
+    return tuple(kept)
