@@ -102,9 +102,9 @@ def inventory(root: str, *, include_unattached: bool = False, zpool_status: str 
 
 def devices(root: str, *, include_unattached: bool = False, notes: list[str] | None = None) -> list[DeviceRow]:
     """Block devices with their link chains and the findings that need no benchmark."""
-    found = list_devices(root, notes=notes)
+    # Unattached loop devices and unconfigured zram have size 0; lsblk hides them too, and they are not read.
+    found = list_devices(root, notes=notes, unattached=include_unattached)
     if not include_unattached:
-        # Unattached loop devices and unconfigured zram have size 0; lsblk hides them too.
         found = [d for d in found if not d.is_unattached]
     return [DeviceRow(d, link_chain(d.hops), static_findings(d)) for d in found]
 
