@@ -26,15 +26,13 @@ from dataclasses import dataclass, field, replace
 
 from disksleuth.errors import DisksleuthError
 from disksleuth.model import Slot
-from disksleuth.probe.smbios import (
-    MAX_TABLE_BYTES,
-    OnboardDevice,
-    SmbiosSlot,
-    SmbiosTable,
-    parse_smbios,
-    walk_structures,
-)
 from disksleuth.probe.sysfs import Sysfs
+
+# The table's parser (six dataclasses) is imported where there is a table to parse: not on a machine or capture
+# without one (issue 37: start-up).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from disksleuth.probe.smbios import OnboardDevice, SmbiosSlot, SmbiosTable
 
 _KERNEL_SLOT_ADDR_RE = re.compile(r"^[0-9a-fA-F]{4,}:[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2})?$")
 _ENTRY_RE = re.compile(r"^(9|10|41)-\d{1,5}$")
@@ -105,6 +103,11 @@ def smbios_table(fs: Sysfs) -> tuple[SmbiosTable | None, list[str]]:
     """The SMBIOS table under the root, or None with a note saying why not."""
     notes: list[str] = []
     tables = fs.p("/sys/firmware/dmi/tables")
+    entries_dir = fs.p("/sys/firmware/dmi/entries")
+    if not fs.isfile(os.path.join(tables, "DMI")) and not fs.listdir(entries_dir):
+        return None, notes
+    from disksleuth.probe.smbios import MAX_TABLE_BYTES, parse_smbios, walk_structures
+
     entry = fs.read_bytes(os.path.join(tables, "smbios_entry_point"), limit=64)
     table = fs.read_bytes(os.path.join(tables, "DMI"), limit=MAX_TABLE_BYTES)
     if entry is not None and table is not None:
@@ -117,7 +120,6 @@ def smbios_table(fs: Sysfs) -> tuple[SmbiosTable | None, list[str]]:
         notes.append("the SMBIOS table (/sys/firmware/dmi/tables/DMI) is not readable: slot names need root")
         return None, notes
     # Older kernels export each structure on its own: entries/T-N/raw (formatted area and strings).
-    entries_dir = fs.p("/sys/firmware/dmi/entries")
     raw = b""
     for name in sorted(fs.listdir(entries_dir))[:_MAX_ENTRIES]:
         if _ENTRY_RE.match(name):
