@@ -12,7 +12,7 @@ import importlib
 import os
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from disksleuth import __version__
 from disksleuth.cli import options
@@ -101,10 +101,12 @@ def build_parser(env: Environment | None = None) -> argparse.ArgumentParser:
 
 class _DeclaredOnUse(Mapping[str, argparse.ArgumentParser]):
     """The commands' parsers, each built and given its options by its module when first looked up: argparse looks
-    up only the chosen command, so only its module is imported and only that module's parsers built, not 17 (issue
+    up only the chosen command, so only its module is imported and only its parser built, not 17 (issue
     37: start-up). `--help` lists the commands from cli/commands.py alone."""
 
-    def __init__(self, sub: argparse._SubParsersAction[argparse.ArgumentParser], parser_class: type[argparse.ArgumentParser]) -> None:
+    def __init__(
+        self, sub: argparse._SubParsersAction[argparse.ArgumentParser], parser_class: type[argparse.ArgumentParser]
+    ) -> None:
         self._sub, self._parser_class = sub, parser_class
         self._built: dict[str, argparse.ArgumentParser] = {}
         for name, (_module, help_text) in COMMANDS.items():
@@ -113,6 +115,8 @@ class _DeclaredOnUse(Mapping[str, argparse.ArgumentParser]):
 
     def _build(self, name: str) -> None:
         def add(command: str, func: Command) -> argparse.ArgumentParser:
+            if command != name:  # a sibling declared by the same module: built when it is the one looked up
+                return _Unasked()
             p: argparse.ArgumentParser = self._parser_class(
                 prog=f"{self._sub._prog_prefix} {command}",
                 description=COMMANDS[command][1],
@@ -124,7 +128,7 @@ class _DeclaredOnUse(Mapping[str, argparse.ArgumentParser]):
             self._built[command] = p
             return p
 
-        importlib.import_module(f"disksleuth.cli.{COMMANDS[name][0]}").register(add)  # its module's every command
+        importlib.import_module(f"disksleuth.cli.{COMMANDS[name][0]}").register(add)
 
     def __getitem__(self, name: str) -> argparse.ArgumentParser:
         if name not in self._built:
@@ -141,6 +145,16 @@ class _DeclaredOnUse(Mapping[str, argparse.ArgumentParser]):
 
     def __len__(self) -> int:
         return len(COMMANDS)
+
+
+class _Unasked(argparse.ArgumentParser):
+    """What a command module's `add` gives for the commands not asked for: their options go nowhere."""
+
+    def __init__(self) -> None:  # argparse's own set-up (its help option, its groups) would be thrown away
+        pass
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        return argparse.Action(option_strings=[], dest="unasked")
 
 
 _VALUE_OPTIONS = ("--read", "--write", "--read-iops", "--write-iops", "--time", "--size", "--max-time", "--recovery",
