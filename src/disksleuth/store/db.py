@@ -11,6 +11,7 @@ import array
 import contextlib
 import dataclasses
 import math
+import operator
 import os
 import sqlite3
 import time
@@ -427,12 +428,7 @@ class Store:
                 )
             }
             test_ids = [test_id_of[(row["run_id"], row["is_reference"], row["position"])] for row in test_rows]
-            # Tuples, not dicts: a quick run has ~120 points, most of an import's rows.
-            series_rows = [
-                (test_id, p["t_s"], p.get("read_mbps"), p.get("write_mbps"), p.get("iops"), p.get("temperature_c"))
-                for test_id, points in zip(test_ids, test_series, strict=True)
-                for p in points
-            ]
+            series_rows = _series_rows(test_ids, test_series)
             if series_rows:
                 _insert_tuples(conn, SERIES, _SERIES_COLUMNS, series_rows)
         if finding_rows:
@@ -660,16 +656,35 @@ _INTEGER_COLUMNS = (
 )
 
 
-_SERIES_COLUMNS = ("test_row_id", "t_s", "read_mbps", "write_mbps", "iops", "temperature_c")
-
-
 def _insert_rows(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
     """Rows into `table` (every row with the same keys) in the import's transaction (see _insert_tuples)."""
     columns = tuple(rows[0])
     if not all(len(row) == len(columns) for row in rows):
         conn.execute(table.insert(), rows)  # never so today; SQLAlchemy reads each row's own keys
         return
-    _insert_tuples(conn, table, columns, [tuple(row[c] for c in columns) for row in rows])
+    values = operator.itemgetter(*columns)  # one C call a row
+    _insert_tuples(conn, table, columns, [values(row) for row in rows])
+
+
+_SERIES_COLUMNS = ("test_row_id", "t_s", "read_mbps", "write_mbps", "iops", "temperature_c")
+_POINT_FIGURES = operator.itemgetter("t_s", "read_mbps", "write_mbps", "iops")
+
+
+def _series_rows(test_ids: list[int], test_series: list[list[dict[str, Any]]]) -> list[tuple[Any, ...]]:
+    """The series' rows as tuples, not dicts (a quick run has ~120 points, most of an import's rows). A point
+    holds its four figures (the run's checks require them); one without is read key by key, as before."""
+    try:
+        return [
+            (test_id, *_POINT_FIGURES(p), p.get("temperature_c"))
+            for test_id, points in zip(test_ids, test_series, strict=True)
+            for p in points
+        ]
+    except KeyError:
+        return [
+            (test_id, p["t_s"], p.get("read_mbps"), p.get("write_mbps"), p.get("iops"), p.get("temperature_c"))
+            for test_id, points in zip(test_ids, test_series, strict=True)
+            for p in points
+        ]
 
 
 def _insert_tuples(conn: Connection, table: sa.Table, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
