@@ -108,7 +108,8 @@ def main() -> int:
     print(
         f"{platform.python_implementation()} {platform.python_version()}, {args.runs} runs each, interleaved; "
         f"load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after; python -c pass: "
-        f"{bare.wall_s * 1000:.1f} ms median, {bare.wall_min_s * 1000:.1f} ms least, {bare.cpu_s * 1000:.1f} ms CPU"
+        f"{bare.wall_s * 1000:.1f} ms median, {bare.wall_min_s * 1000:.1f} ms least, {bare.cpu_s * 1000:.1f} ms CPU; "
+        f"{len(os.listdir('/sys/block'))} block devices under /sys/block (list reads each)"
     )
     print()
     print("| command | " + " | ".join(f"{name}: median wall = x bare" for name in trees) + " |")
