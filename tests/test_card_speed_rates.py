@@ -48,5 +48,10 @@ def test_at_card_speeds_every_figure_holds_the_cap_and_mbps_is_iops_times_block_
             # The window holds MIN_COMPLETIONS requests or says why not: at these rates quick's 3 s run out first.
             if t["completed_ios"] < MIN_COMPLETIONS:
                 assert any(f"{t['completed_ios']} requests completed in its" in n for n in t["notes"]), t["notes"]
+            # The series from the same completions: no point far above a cap that held (fio's status documents
+            # made one of 76 MB/s under a 50 MB/s cap), its times in order.
+            points = [p["read_mbps"] for p in t["series"]]
+            assert points and max(points) <= cap_mbps * 1.1, points
+            assert [p["t_s"] for p in t["series"]] == sorted({p["t_s"] for p in t["series"]})
             # The recorded command reruns the same job: no log of ours in it.
             assert "--write_lat_log" not in t["fio_command"] and "--bs=1048576" in t["fio_command"]

@@ -57,3 +57,20 @@ def test_a_bad_latency_log_is_one_parse_error(tmp_path):
             parse_lat_log(text)
     with pytest.raises(ParseError, match="wrote no latency log"):
         read_lat_logs(str(tmp_path / "none"), 1)
+
+
+def test_the_series_from_the_same_completions_holds_no_spike_above_the_cap():
+    # fio's own status documents made a point of 76 MB/s under this 50 MB/s cap (issue 37).
+    from disksleuth.model.fio import StatusSample
+
+    w = completions.window(_captured())
+    assert w is not None
+    after_ramp = [StatusSample(0.8 + k / 10, 0, 0, 0, None, runtime_ms=100 * k) for k in range(1, 20)]
+    points = completions.series(w, after_ramp, 0.1)
+    assert len(points) >= 4
+    assert all(p.read_mbps <= 50 * 1.1 for p in points), [p.read_mbps for p in points]
+    times = [p.t_s for p in points]
+    assert times == sorted(set(times)) and times[0] > 0.8
+    # The points are of the window: their requests over their time are the figure.
+    mean = sum(p.read_mbps for p in points) / len(points)
+    assert mean == pytest.approx(w.mbps("read"), rel=0.05)

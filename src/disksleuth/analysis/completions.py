@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 from disksleuth.analysis import confidence
 from disksleuth.model.fio import StatusSample
-from disksleuth.model.run import TestResult
+from disksleuth.model.run import SeriesPoint, TestResult
 
 # A figure holds at least this many completed requests: its interval then rests on 99 gaps or more, in ten
 # batches of ten. A test's window grows until it holds them (the stop rule waits), within the time its profile
@@ -33,6 +33,10 @@ MIN_COMPLETIONS = 100
 # Tests of this block size or larger log every request (a few thousand lines a second even at 7 GB/s);
 # smaller ones hold thousands of requests in any window, where an edge is lost in the count.
 PER_IO_LOG_MIN_BS = 128 * 1024
+
+# A point of the series holds at least this many requests: one more or less in it then moves it by 5% at most
+# (blk-throttle's 100 ms slices held four or five 1 MiB reads at 50 MB/s: 39-55 MB/s as points of one slice).
+SERIES_MIN_IOS = 20
 
 COMPLETIONS = "completions"  # rate_basis: from the per-request log
 
@@ -50,6 +54,8 @@ class Window:
     read_ios: int
     write_ios: int
     ci95_pct: float | None
+    steady: tuple[Entry, ...] = ()  # the completions up to the last issue, in time order
+    edges: tuple[int, ...] = ()  # indices in `steady` a window may open or close at (`_edges`)
 
     def mbps(self, direction: str) -> float:
         done = self.read_bytes if direction == "read" else self.write_bytes
@@ -78,6 +84,8 @@ def window(entries: Sequence[Entry]) -> Window | None:
         completed_ios=len(inside),
         window_s=(times[last] - times[first]) / 1000.0,
         end_ms=times[last],
+        steady=tuple(steady),
+        edges=tuple(edges),
         read_bytes=sum(e[3] for e in read),
         write_bytes=sum(e[3] for e in write),
         read_ios=len(read),
@@ -162,11 +170,44 @@ def with_window(result: TestResult, window: Window) -> TestResult:
     )
 
 
-def before_drain(samples: Sequence[StatusSample], window: Window, interval_s: float) -> tuple[StatusSample, ...]:
-    """The status documents up to the window's end: the ones fio printed while it drained its queue after the
-    last issue count requests it stamps late and together (eight 1 MiB reads in one millisecond at a 10 MB/s
-    cap): as a rate they were a spike far above a cap that held (76 MB/s at 50, issue 37)."""
-    kept = list(samples)
-    while kept and kept[-1].runtime_ms is not None and kept[-1].runtime_ms > window.end_ms + 1000 * interval_s:
-        kept.pop()
-    return tuple(kept)
+def series(window: Window, samples: Sequence[StatusSample], interval_s: float) -> tuple[SeriesPoint, ...]:
+    """The test's throughput over time from the same completions as its figures: one point per stretch of
+    at least `interval_s` and SERIES_MIN_IOS requests between ends of bursts (`_edges`), so each point holds whole
+    bursts over whole periods.
+    fio's status documents counted a burst or a drain stamped late in one 100 ms interval (a point of 76 MB/s
+    under a 50 MB/s cap, issue 37); here no point holds more requests than were served in its time.
+
+    Times are our clock's since fio started, as the status series' are: a document after the ramp tells how
+    far fio's counters' time (the log's) is behind it. Empty when no document says (the caller keeps fio's)."""
+    offsets = [s.elapsed_s - s.runtime_ms / 1000.0 for s in samples if s.runtime_ms is not None]
+    if not offsets or len(window.edges) < 2:
+        return ()
+    offset_s = offsets[-1]
+    times = [e[0] for e in window.steady]
+    cuts = [window.edges[0]]
+    for i in window.edges[1:]:
+        since_ms = times[i] - times[cuts[-1]]
+        if since_ms >= 1000 * interval_s and i - cuts[-1] >= SERIES_MIN_IOS:
+            cuts.append(i)
+        elif i == window.edges[-1] and since_ms > 0:
+            # The last stretch joins the point before it when shorter than half a point (a point of one
+            # millisecond would be a spike of its own, and share its time with the one before).
+            if (since_ms < 500 * interval_s or i - cuts[-1] < SERIES_MIN_IOS // 2) and len(cuts) > 1:
+                cuts[-1] = i
+            else:
+                cuts.append(i)
+    out: list[SeriesPoint] = []
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        span_s = (times[b] - times[a]) / 1000.0
+        done = window.steady[a + 1 : b + 1]
+        read = sum(e[3] for e in done if e[2] == "read")
+        write = sum(e[3] for e in done if e[2] == "write")
+        out.append(
+            SeriesPoint(
+                t_s=round(offset_s + times[b] / 1000.0, 2),
+                read_mbps=round(read / span_s / 1e6, 3),
+                write_mbps=round(write / span_s / 1e6, 3),
+                iops=round(len(done) / span_s, 1),
+            )
+        )
+    return tuple(out)

@@ -296,8 +296,10 @@ def analyse_timed(outcome: FioOutcome) -> TestResult:
     step, where = outcome.step, outcome.where
     job = aggregate(outcome.report)
     window = completions.window(outcome.completed) if outcome.completed is not None else None
-    shown = completions.before_drain(outcome.samples, window, step.status_interval_s) if window else outcome.samples
-    series = tuple(replace(p, temperature_c=outcome.temperatures.get(p.t_s)) for p in series_from_samples(shown))
+    points = completions.series(window, outcome.samples, step.status_interval_s) if window else ()
+    if not points:
+        points = series_from_samples(outcome.samples)
+    series = tuple(replace(p, temperature_c=_nearest(outcome.temperatures, p.t_s)) for p in points)
     plan = job_plan(step, where, shown=True)
     if outcome.stopped_early:
         # Record the length it really ran, so pasting the command reproduces this measurement.
@@ -331,6 +333,14 @@ def analyse_timed(outcome: FioOutcome) -> TestResult:
         sample_s=step.status_interval_s,
         interval_pct=(window.ci95_pct,) if window is not None else None,
     )
+
+
+def _nearest(temperatures: Mapping[float, float], t_s: float) -> float | None:
+    """The drive's temperature read at the status document nearest `t_s` (within a second)."""
+    if t_s in temperatures:
+        return temperatures[t_s]
+    near = min(temperatures, key=lambda t: abs(t - t_s), default=None)
+    return temperatures[near] if near is not None and abs(near - t_s) <= 1.0 else None
 
 
 def logs_each_request(step: TestStep) -> bool:
