@@ -24,7 +24,7 @@ from typing import Any
 
 from disksleuth.errors import ParseError, UsageError
 from disksleuth.model.paste import PastedFigure
-from disksleuth.probe.fio_parse import report_from_document, split_documents
+from disksleuth.probe.fio_parse import report_from_document
 from disksleuth.units import fmt_rate, parse_rate
 
 # The job's rw= and bs= on fio's command line ("fio --bs=7K --name=Client1 --rw=write"): used when the paste holds
@@ -49,6 +49,7 @@ _NOT_A_DRIVE = r"(?:zero|null|u?random|full|std(?:in|out|err)|fd/\S*|shm/\S*)(?!
 _DD_DEV = re.compile(r"\b(if|of)=/dev/(?!" + _NOT_A_DRIVE + r")(\S+)")
 _DD_SPECIAL = re.compile(r"\b(?:if|of)=/dev/" + _NOT_A_DRIVE)
 _FIO_FILENAME = re.compile(r"--?filename=/dev/(\S+)")
+_BS = re.compile(r"(\d++(?:\.\d++)?)\s*+([KMG]?i?B?)", re.I)
 _SCALE = {"": 1.0, "k": 1e3, "M": 1e6}
 _BS_SCALE = {"": 1, "B": 1, "K": 1024, "KIB": 1024, "KB": 1024, "M": 1 << 20, "MIB": 1 << 20, "MB": 1 << 20}
 _HDPARM_UNIT = {"kB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}  # hdparm's units are binary
@@ -166,13 +167,11 @@ def _fio_figures(
     return []
 
 
-def parse_fio_json_text(text: str, first_line: int = 1, command: str | None = None) -> list[PastedFigure]:
-    """The figures of fio --output-format=json (the last complete document; text around it is ignored)."""
-    docs, _stray, _rest = split_documents(text)
-    docs = [d for d in docs if isinstance(d, dict) and isinstance(d.get("jobs"), list)]
-    if not docs:
+def fio_json_figures(doc: Any, first_line: int = 1, command: str | None = None) -> list[PastedFigure]:
+    """The figures of one decoded fio --output-format=json document. The caller decodes it (a paste's JSON is
+    decoded within a memory budget, run/paste.py), so this stays a pure function of the value."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
         raise ParseError("fio JSON without a 'jobs' list")
-    doc = docs[-1]
     report = report_from_document(doc)
     glob_opts = doc.get("global options")
     glob: dict[str, Any] = glob_opts if isinstance(glob_opts, dict) else {}
@@ -194,7 +193,10 @@ def parse_fio_json_text(text: str, first_line: int = 1, command: str | None = No
 
 
 def _bs_of(text: str) -> int | None:
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMG]?i?B?)\s*", text, re.I)
+    """fio's bs option as written in its JSON ("4k", "1M", "4096"); stripped in Python, since a pattern with a
+    run of spaces on both sides of the unit tried every split of a long run."""
+    text = text.strip()
+    m = _BS.fullmatch(text) if len(text) <= 32 else None
     return _bs_bytes(m.group(1), m.group(2)) if m else None
 
 

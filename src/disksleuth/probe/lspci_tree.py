@@ -26,8 +26,6 @@ _DOMAIN = re.compile(r"\[([0-9a-fA-F]{4,8}):([0-9a-fA-F]{2})\]")
 # "[01]" or "[61-73]": a bridge's secondary (and subordinate) bus; at the start of a line, an old root bus.
 _BUS = re.compile(r"\[([0-9a-fA-F]{2})(?:-[0-9a-fA-F]{2})?\]")
 _FUNCTION = re.compile(r"([0-9a-fA-F]{2})\.([0-7])")
-# A pasted tree wider than this is not lspci's (real ones are under 300 characters: 8 levels of nesting).
-_MAX_LINE_CHARS = 4096
 
 
 def parse_lspci_tree(text: str, first_line: int = 1) -> dict[str, str | None]:
@@ -39,7 +37,7 @@ def parse_lspci_tree(text: str, first_line: int = 1) -> dict[str, str | None]:
     # Open buses, innermost last: (column of "[", domain, bus, the bridge's BDF or None for a root bus).
     stack: list[tuple[int, str, str, str | None]] = []
     for line in iter_lines(text):
-        _read_line(line[:_MAX_LINE_CHARS], stack, parents)
+        _read_line(line, stack, parents)  # cut to the normaliser's limit already
     if not parents:
         raise ParseError(f"no lspci -t tree in the text (from line {first_line})")
     return parents

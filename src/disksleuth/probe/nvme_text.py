@@ -9,7 +9,8 @@ Formats, from nvme-cli's nvme-print.c (0.x, 1.x, 2.x) and the real texts in test
 - list: fixed-width columns under a "----" ruler; 0.x adds "Version", 2.x adds "Generic" and prints the NSID in hex.
 - id-ns: "lbaf  0 : ms:0   lbads:9  rp:0x2 (in use)"; with -H "LBA Format  0 : Metadata Size: 0   bytes - Data
   Size: 512 bytes - Relative Performance: 0x2 Good (in use)".
-Every pattern is anchored and bounded, and every line is read once: linear in the text.
+Every pattern is anchored and bounded, and every line is read once: linear in the text. Lines come cut to the
+normaliser's limit (probe/paste_text.py, MAX_LINE_CHARS).
 """
 
 from __future__ import annotations
@@ -25,11 +26,11 @@ from disksleuth.probe.paste_text import iter_lines
 from disksleuth.probe.smart_parse import health_from_smartctl_doc
 from disksleuth.probe.smartctl_text import NVME_HEALTH_FIELDS
 
-# Longer lines are not nvme-cli output (its widest, `nvme list` 2.x, is under 200 characters).
-_MAX_LINE_CHARS = 4096
 # Counters are 128-bit in the NVMe log (39 digits, 51 with thousands separators); a longer run is not a counter.
 _NUM = re.compile(r"^\s*(0x[0-9a-fA-F]{1,32}|-?\d{1,3}(?:,\d{3}){1,16}|-?\d{1,40})(?![\d,])")
-_KV = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 _.\t]{0,60}?)[ \t]{0,40}:(.*)$")
+# The key and the spaces before its colon are one possessive run (stripped in Python): as two runs over the same
+# spaces, every split of them was tried.
+_KV = re.compile(r"^\s*+([A-Za-z][A-Za-z0-9 _.\t]{0,100}+):(.*)")
 _DEVICE = re.compile(r"^\s*Smart Log for NVME device:\s*(\S{1,64})")
 # "36 C", "33°C (306 Kelvin)", "-273 °C (0 K, -459 °F)", "309 K" (nvme-cli before 1.0 printed Kelvin).
 _TEMPERATURE = re.compile(r"^\s*(-?\d{1,5})\s?(?:°\s?)?(C|K|F)\b")
@@ -93,8 +94,7 @@ def parse_nvme_smart_log(text: str, device: str | None = None, first_line: int =
     where: dict[str, int] = {}
     sensors: list[int] = []
     name = device
-    for offset, raw in enumerate(iter_lines(text)):
-        line = raw[:_MAX_LINE_CHARS]
+    for offset, line in enumerate(iter_lines(text)):
         no = first_line + offset
         dm = _DEVICE.match(line)
         if dm:
@@ -167,7 +167,8 @@ _TAIL = re.compile(
 # AWS's EC2 guide prints a narrowed list (Node, SN, Model, Namespace) with "..." after the last row.
 _NARROW_TAIL = re.compile(r"\s{1,40}(0x[0-9a-fA-F]{1,8}|\d{1,10})(?:\s{1,40}\.\.\.)?$")
 _NODE = re.compile(r"^\s*(/dev/\S{1,64}|nvme\S{1,60})")
-_RULER = re.compile(r"^\s*-{4,}(?:\s+-{2,})+\s*$")
+_RULER = re.compile(r"^\s*+-{4,}+(?:\s++-{2,}+)+\s*+$")
+_VERSION = re.compile(r"^\d++\.\d++(?:\.\d++)?")
 
 
 def _si_bytes(number: str, prefix: str) -> int:
@@ -180,8 +181,7 @@ def parse_nvme_list(text: str, first_line: int = 1) -> list[PastedNvmeNamespace]
     """Rows of `nvme list` text (nvme-cli 0.x/1.x/2.x); ParseError when the text has no row."""
     header = ""
     rows: list[PastedNvmeNamespace] = []
-    for offset, raw in enumerate(iter_lines(text)):
-        line = raw[:_MAX_LINE_CHARS]
+    for offset, line in enumerate(iter_lines(text)):
         if line.lstrip().startswith("Node"):
             header = line
             continue
@@ -218,7 +218,9 @@ def _list_row(line: str, start: int, header: str, no: int) -> PastedNvmeNamespac
         # nvme-cli 0.x had a "Version" column (the NVMe version, "1.0") between Model and Namespace: the
         # EBS list in oogali/ebs-automatic-nvme-mapping ("Amazon Elastic Block Store  1.0  1  0.00   B /   8.59  GB").
         if "Version" in header:
-            model = re.sub(r"\s+\d+\.\d+(?:\.\d+)?$", "", model)
+            words = model.rsplit(None, 1)
+            if len(words) == 2 and _VERSION.fullmatch(words[1]):
+                model = words[0]
         return PastedNvmeNamespace(
             node="",
             serial=serial,
@@ -266,8 +268,7 @@ def parse_nvme_id_ns(text: str, first_line: int = 1) -> tuple[LbaFormat, ...]:
     Relative performance (NVMe base spec, LBA Format Data Structure): 0 best, 1 better, 2 good, 3 degraded."""
     formats: list[LbaFormat] = []
     pending: tuple[int, int, int] | None = None  # an -H line a mail client broke before "Relative Performance"
-    for raw in iter_lines(text):
-        line = raw[:_MAX_LINE_CHARS]
+    for line in iter_lines(text):
         if pending is not None:
             rp = _RP_ONLY.match(line)
             if rp:
@@ -316,7 +317,7 @@ def parse_nvme_id_ctrl(text: str, first_line: int = 1) -> PastedNvmeController:
     lines: dict[str, int] = {}
     names = {"sn": "serial", "mn": "model", "fr": "firmware", "tnvmcap": "total_capacity_bytes"}
     for offset, raw in enumerate(iter_lines(text)):
-        m = _CTRL_KV.match(raw[:_MAX_LINE_CHARS])
+        m = _CTRL_KV.match(raw)
         if m and m.group(1) not in found:
             found[m.group(1)] = m.group(2).strip()[:256]
             lines[names[m.group(1)]] = first_line + offset

@@ -203,7 +203,12 @@ def load_smartctl_json(text: str) -> dict[str, Any]:
     """The JSON object, or ParseError with one plain reason."""
     if not text.strip():
         raise ParseError("the smartctl output is empty")
-    doc = load_json(text, "smartctl", " (was it saved without --json?)")
+    return smartctl_document(load_json(text, "smartctl", " (was it saved without --json?)"))
+
+
+def smartctl_document(doc: Any) -> dict[str, Any]:
+    """A decoded value as smartctl's JSON object (json_format_version checked), or ParseError. For callers that
+    decode the text themselves (a paste is decoded within a memory budget: run/paste.py)."""
     if not isinstance(doc, dict):
         raise ParseError("this is not smartctl JSON output (expected an object)")
     version = doc.get("json_format_version")
@@ -487,7 +492,11 @@ def parse_nvme_id_ns_json(text: str) -> tuple[LbaFormat, ...]:
 
     nvme-cli prints "flbas" (bits 0-3: the format in use) and "lbafs": [{"ms", "ds", "rp"}], with
     ds as a power of two (NVMe base spec, Identify Namespace, LBA Format Data Structure)."""
-    doc = load_json(text, "nvme id-ns", " (run nvme id-ns with -o json)")
+    return nvme_id_ns_formats(load_json(text, "nvme id-ns", " (run nvme id-ns with -o json)"))
+
+
+def nvme_id_ns_formats(doc: Any) -> tuple[LbaFormat, ...]:
+    """The LBA formats of a decoded `nvme id-ns -o json` value, or ParseError."""
     if not isinstance(doc, dict) or not isinstance(doc.get("lbafs"), list):
         raise ParseError("nvme id-ns output has no lbafs list")
     in_use = (_int(doc.get("flbas")) or 0) & 0x0F

@@ -30,34 +30,42 @@ from disksleuth.probe.smart_parse import SMART_DATA_KEYS, health_from_smartctl_d
 
 # "smartctl 7.4 2023-08-01 r5530 ..."; pre-release builds print "smartctl pre-7.4 2023-03-21 r5470 ... (CircleCI)"
 # (py-SMART tests/dataset/singletests/nvme_6 and nvme_win10_0_issue_64).
-_HEADER = re.compile(r"^\s*smartctl (?:pre-)?(\d+)\.(\d+)\b")
-_KV = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ./()&#_-]{1,60}?):\s+(.*?)\s*$")
+_HEADER = re.compile(r"^\s*+smartctl (?:pre-)?(\d++)\.(\d++)\b")
+# The value is taken whole and stripped in Python: `(.*?)\s*$` tried `\s*$` after every character of it, and
+# "Device Model:" with 65,536 spaces inside took 10 s. (No pattern here backtracks over a run of one class: a run
+# is possessive, bounded, or followed by something it cannot match.)
+_KV = re.compile(r"^\s*+([A-Za-z][A-Za-z0-9 ./()&#_-]{1,60}?):\s++(.*)")
 # Numbers as smartctl prints them in the user's locale: "2,597" (C/en), "2.597" (de: py-SMART nvme_6, a Toshiba
 # KBG30 under a German locale, where "Power On Hours: 8.737" read as 8 hours), "2 597" or U+202F/U+00A0 between
 # groups (fr: py-SMART sas_ssd_0_issue_57, "User Capacity: 7 681 501 126 656 bytes", read as 7 bytes). A group
 # separator is only taken between groups of exactly three digits, so a decimal such as "1.5" is never one.
-_NUM = re.compile(r"^\s*(0x[0-9a-fA-F]+|-?\d{1,3}(?:[,.' \u00a0\u202f]\d{3})+(?!\d)|-?\d+)")
+_NUM = re.compile(r"^\s*+(0x[0-9a-fA-F]++|-?\d{1,3}(?:[,.' \u00a0\u202f]\d{3})+(?!\d)|-?\d++)")
 _GROUP_SEPARATORS = re.compile(r"[,.' \u00a0\u202f]")
 # A locale with decimal commas prints "6,0 Gb/s (current: 1,5 Gb/s)".
-_SATA = re.compile(r"(\d+(?:[.,]\d+)?) Gb/s(?: \(current: (\d+(?:[.,]\d+)?|<unknown>) ?(?:Gb/s)?\))?")
+# Searched: it starts only where a number starts, or every digit of a long run would be tried as a start.
+_SATA = re.compile(r"(?<!\d)(\d++(?:[.,]\d++)?) Gb/s(?: \(current: (\d++(?:[.,]\d++)?|<unknown>) ?(?:Gb/s)?\))?")
 # ATA attribute rows. Old form: id name flag(0xNNNN) value worst thresh type updated when_failed raw...
 _ATTR_OLD = re.compile(
-    r"^\s*(\d{1,3})\s+(\S+)\s+(0x[0-9a-fA-F]{4})\s+(\d{1,3}|---)\s+(\d{1,3}|---)\s+(\d{1,3}|---)\s+"
-    r"(Pre-fail|Old_age)\s+(Always|Offline)\s+(\S+)\s+(.*?)\s*$"
+    r"^\s*+(\d{1,3})\s++(\S++)\s++(0x[0-9a-fA-F]{4})\s++(\d{1,3}|---)\s++(\d{1,3}|---)\s++(\d{1,3}|---)\s++"
+    r"(Pre-fail|Old_age)\s++(Always|Offline)\s++(\S++)\s++(.*)"
 )
 # Brief form (-x, -f brief): id name flags(POSR-K, 6 chars; a "+" after them when the drive sets flag bits smartctl
 # has no letter for: linuxhw 2E256-TU2-510B00 "170 Unknown_Attribute POSR-K+") value worst thresh fail raw...
 _ATTR_BRIEF = re.compile(
-    r"^\s*(\d{1,3})\s+(\S+)\s+([P-][O-][S-][R-][C-][K-]\+?|[A-Z-]{6})\s+(\d{1,3}|---)\s+(\d{1,3}|---)\s+"
-    r"(\d{1,3}|---)\s+(\S+)\s+(.*?)\s*$"
+    r"^\s*+(\d{1,3})\s++(\S++)\s++([P-][O-][S-][R-][C-][K-]\+?|[A-Z-]{6})\s++(\d{1,3}|---)\s++(\d{1,3}|---)\s++"
+    r"(\d{1,3}|---)\s++(\S++)\s++(.*)"
 )
-_SELF_TEST = re.compile(
-    r"^\s*#\s*(\d+)\s+(\S.*?\S)\s{2,}(\S.*?\S)\s+(\d{1,3})%\s+(\d+)\s+(\S+)\s*$"
-)
-_PHY = re.compile(r"^\s*0x([0-9a-fA-F]{4})\s+\d+\s+(\d+)\s+\S")
-_SCSI_COUNTER = re.compile(r"^\s*(read|write|verify):\s+(.*?)\s*$")
-_LBA_ROW = re.compile(r"^\s*(\d+)\s+([+-])\s+(\d+)\s+(\d+)\s+(\d+)\s*$")
-_TEMP_SENSOR = re.compile(r"^\s*Temperature Sensor (\d+):\s+(-?\d{1,6}) Celsius")
+# Self-test log rows: "# 1  Short offline       Completed without error       00%     21620         -". The row
+# is split in Python (_self_test_row): one pattern with two free-text columns tried every way of cutting a padded
+# row (5 s for one 64 KiB row).
+_SELF_TEST_HEAD = re.compile(r"^\s*+#\s*+(\d++)\s++(\S.*)")
+_RUN_OF_SPACES = re.compile(r"\s{2,}+")
+_PERCENT = re.compile(r"(\d{1,3})%")
+_PHY = re.compile(r"^\s*+0x([0-9a-fA-F]{4})\s++\d++\s++(\d++)\s++\S")
+_SCSI_COUNTER = re.compile(r"^\s*+(read|write|verify):\s++(.*)")
+_LBA_ROW = re.compile(r"^(\d++)\s++([+-])\s++(\d++)\s++(\d++)\s++(\d++)")  # on the stripped line, whole
+_LBA_HEADER = re.compile(r"^Id\s++Fmt\s++Data\s++Metadt")
+_TEMP_SENSOR = re.compile(r"^\s*+Temperature Sensor (\d++):\s++(-?\d{1,6}) Celsius")
 # Digits no smartctl counter needs (its widest, the 128-bit NVMe counters, print 39): a longer run is not read as
 # a number, since int() refuses past 4,300 digits and one such field lost the whole report.
 _MAX_DIGITS = 40
@@ -144,11 +152,11 @@ def parse_smartctl_text(text: str, device: str | None = None, first_line: int = 
             if stripped.startswith("|") or stripped.startswith("||"):
                 in_attrs = False
                 continue
-        if stripped.startswith("Id Fmt  Data") or re.match(r"^Id\s+Fmt\s+Data\s+Metadt", stripped):
+        if stripped.startswith("Id Fmt  Data") or _LBA_HEADER.match(stripped):
             in_lba = True
             continue
         if in_lba:
-            lm = _LBA_ROW.match(line)
+            lm = _LBA_ROW.fullmatch(stripped)
             if lm:
                 lba_formats.append(
                     {
@@ -174,9 +182,9 @@ def parse_smartctl_text(text: str, device: str | None = None, first_line: int = 
             in_self_test = True
             continue
         if in_self_test:
-            sm = _SELF_TEST.match(line)
-            if sm:
-                self_tests.append(_self_test_row(sm))
+            entry = _self_test_row(line)
+            if entry is not None:
+                self_tests.append(entry)
                 where.setdefault("self_test", no)
                 continue
         if stripped.startswith("SMART/Health Information (NVMe Log"):
@@ -201,7 +209,7 @@ def parse_smartctl_text(text: str, device: str | None = None, first_line: int = 
             ):
                 messages.append(stripped)
             continue
-        key, value = kv.group(1).strip(), kv.group(2)
+        key, value = kv.group(1).strip(), kv.group(2).rstrip()
         lkey = key.lower()
         if in_nvme_log and lkey in _NVME_KEYS:
             n = _num(value)
@@ -354,6 +362,7 @@ def _attribute_row(line: str) -> dict[str, Any] | None:
             return None
         attr_id, name, flag, value, worst, thresh, when, raw = m.groups()
         flags = {"string": flag, "prefailure": flag.startswith("P")}
+    raw = raw.rstrip()
     # The brief form (-x) prints its FAIL column as "NOW"/"Past" where the old form prints FAILING_NOW/In_the_past
     # (linuxhw CT500MX200SSD1-8CA288FE94BD: 202 Percent_Lifetime_Remain, not pre-fail, 000/001 "NOW").
     when_failed = {"FAILING_NOW": "now", "NOW": "now", "In_the_past": "past", "Past": "past"}.get(when, "")
@@ -369,12 +378,27 @@ def _attribute_row(line: str) -> dict[str, Any] | None:
     }
 
 
-def _self_test_row(m: re.Match[str]) -> dict[str, Any]:
-    _num_s, kind, status, remaining, hours, lba = m.groups()
+def _self_test_row(line: str) -> dict[str, Any] | None:
+    """A self-test log row: "# N", the test, two or more spaces, the status, "NN%", the hours and the LBA of the
+    first error ("-" for none); None for anything else."""
+    head = _SELF_TEST_HEAD.match(line)
+    if head is None:
+        return None
+    parts = head.group(2).rsplit(None, 3)
+    if len(parts) != 4:
+        return None
+    text, percent, hours, lba = parts
+    remaining = _PERCENT.fullmatch(percent)
+    gap = _RUN_OF_SPACES.search(text)
+    if remaining is None or not hours.isdecimal() or gap is None:
+        return None
+    kind, status = text[: gap.start()], text[gap.end() :]
+    if len(kind) < 2 or len(status) < 2:
+        return None
     low = status.lower()
     entry: dict[str, Any] = {
         "type": {"string": kind},
-        "status": {"string": status, "remaining_percent": int(remaining)},
+        "status": {"string": status, "remaining_percent": int(remaining.group(1))},
         "lifetime_hours": _int(hours),
     }
     if "in progress" in low:
@@ -383,7 +407,7 @@ def _self_test_row(m: re.Match[str]) -> dict[str, Any]:
         entry["status"]["passed"] = True
     elif low.startswith("completed") or "failure" in low or "fatal" in low:
         entry["status"]["passed"] = False
-    if lba.isdigit():
+    if lba.isdecimal():
         entry["lba"] = _int(lba)
     return entry
 
@@ -402,11 +426,11 @@ def _scsi_counter_row(rest: str) -> dict[str, Any] | None:
     )
     out: dict[str, Any] = {}
     for key, part in zip(keys, parts[:5], strict=True):
-        if not part.isdigit() or len(part) > _MAX_DIGITS:
+        if not part.isdecimal() or len(part) > _MAX_DIGITS:
             return None
         out[key] = int(part)
     out["gigabytes_processed"] = parts[5]
-    if not parts[6].isdigit() or len(parts[6]) > _MAX_DIGITS:
+    if not parts[6].isdecimal() or len(parts[6]) > _MAX_DIGITS:
         return None
     out["total_uncorrected_errors"] = int(parts[6])
     return out

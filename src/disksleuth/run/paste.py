@@ -17,6 +17,7 @@ Serial numbers and WWNs are never kept: a pasted device has no serial, only its 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -25,15 +26,15 @@ from typing import Any
 
 from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.verdicts import Figures, summary_line, verdicts, with_drive_sata_max
-from disksleuth.errors import DisksleuthError, ParseError, UsageError
+from disksleuth.errors import DisksleuthError, ParseError, UsageError, json_problem
 from disksleuth.infile import read_user_file
 from disksleuth.model import Device, Finding, LinkChain, PcieHop, SataHop
 from disksleuth.model.paste import PastedFigure, PastedHealth, PastedPci, Section
 from disksleuth.model.run import Health
 from disksleuth.probe.bench_text import (
     command_device,
+    fio_json_figures,
     parse_dd_text,
-    parse_fio_json_text,
     parse_fio_text,
     parse_hdparm_text,
 )
@@ -41,11 +42,12 @@ from disksleuth.probe.dmidecode_text import parse_dmidecode_slots
 from disksleuth.probe.lspci_text import parse_lspci_vv
 from disksleuth.probe.lspci_tree import parse_lspci_tree
 from disksleuth.probe.nvme_text import parse_nvme_id_ctrl, parse_nvme_id_ns, parse_nvme_list, parse_nvme_smart_log
-from disksleuth.probe.paste_text import MAX_PASTE_BYTES, read_paste
+from disksleuth.probe.paste_text import LINES_CUT_WORDS, MAX_PASTE_BYTES, read_paste
 from disksleuth.probe.slots import SlotTable
-from disksleuth.probe.smart_parse import health_from_smartctl_doc, load_smartctl_json, parse_nvme_id_ns_json
+from disksleuth.probe.smart_parse import health_from_smartctl_doc, nvme_id_ns_formats, smartctl_document
 from disksleuth.probe.smartctl_text import parse_smartctl_text
 from disksleuth.serials import key_from_env, serial_id
+from disksleuth.store import boundedjson
 from disksleuth.units import parse_count, parse_rate
 
 STDIN = "-"
@@ -57,6 +59,16 @@ _JUDGED = ("seq_read_mbps", "seq_write_mbps", "rand_read_iops", "rand_write_iops
 # one line is neither printed whole nor wrapped by the terminal view (rich wraps a long word in quadratic time).
 _MAX_NAME_CHARS = 200
 _MAX_REASON_CHARS = 300
+# JSON in a paste is decoded as `import` decodes a run (store/exportstream.py): by json's C decoder when it is small
+# (its values take at most ~25 times the text), else by store.boundedjson within a budget proportional to the text
+# (a 63 MiB `[{},{},...]` paste took 1.6 GB). A real smartctl -x --json is ~100 KB and takes about 3 times that.
+_FAST_DECODE_BYTES = 1 << 20
+_VALUES_PER_BYTE = 4
+_VALUES_FLOOR_BYTES = 16 << 20
+_MAX_JSON_DEPTH = 64  # smartctl's and fio's documents are 6 deep
+# The most devices judged and shown from one paste: four shelves of 60 drives and their controllers. A paste of
+# 1,604 repeated smartctl reports spent 80% of its 3 s printing 20,000 lines of device blocks.
+MAX_DEVICES = 256
 
 
 def _clip(text: str | None, limit: int) -> str | None:
@@ -161,8 +173,61 @@ def _read_smartctl(ctx: _Context, section: Section, file: str) -> str | None:
     return name
 
 
+def _refuse_constant(word: str) -> None:
+    raise boundedjson.Constant(word)
+
+
+def _decode(section: Section) -> tuple[Any, int]:
+    """The section's JSON value, and the budget it was decoded within (0: json's own decoder, for a small one).
+    Text after the value on its last line is left out (the splitter ends a section at the line where its value
+    closes, whatever follows on that line)."""
+    if sum(len(x.text) + 1 for x in section.lines) <= _FAST_DECODE_BYTES:
+        text = section.text
+        try:
+            return json.loads(text, parse_constant=_refuse_constant), 0
+        except json.JSONDecodeError as exc:
+            if exc.msg != "Extra data":
+                raise
+            return json.loads(text[: exc.pos], parse_constant=_refuse_constant), 0
+    # Bytes made from the section's parts, never a joined str beside them: a 60 MiB paste holds its text once.
+    data = b"\n".join([x.text.encode("utf-8", "replace") for x in section.lines])
+    budget = max(_VALUES_FLOOR_BYTES, _VALUES_PER_BYTE * len(data))
+    try:
+        return boundedjson.loads(data, budget, _MAX_JSON_DEPTH), budget
+    except boundedjson.JsonError as exc:
+        if exc.msg != "Extra data":
+            raise
+        return boundedjson.loads(data[: exc.pos], budget, _MAX_JSON_DEPTH), budget
+    except boundedjson.OverBudget:
+        raise _OverBudget(budget) from None
+
+
+class _OverBudget(Exception):
+    def __init__(self, budget: int):
+        self.budget = budget
+
+
+def _decode_json(section: Section, what: str) -> Any:
+    """The JSON value a section holds, decoded within a memory budget; ParseError with one plain reason."""
+    try:
+        return _decode(section)[0]
+    except (json.JSONDecodeError, boundedjson.JsonError) as exc:
+        raise ParseError(f"the {what} JSON is truncated or malformed ({json_problem(exc.msg, exc.lineno)})") from None
+    except (RecursionError, boundedjson.TooDeep):
+        raise ParseError(f"the {what} JSON is nested too deeply") from None
+    except _OverBudget as exc:
+        raise ParseError(
+            f"the {what} JSON's values would take over {exc.budget >> 20:,} MiB of memory, more than "
+            f"{_VALUES_PER_BYTE} times its size: not a tool's output"
+        ) from None
+    except boundedjson.Constant as exc:
+        raise ParseError(f"the {what} JSON holds an impossible value ({exc.word} is not a JSON number)") from None
+    except ValueError as exc:  # an integer past Python's 4,300-digit limit
+        raise ParseError(f"the {what} JSON holds an impossible value ({str(exc).split(':')[0][:80]})") from None
+
+
 def _read_smartctl_json(ctx: _Context, section: Section, file: str) -> str | None:
-    health = health_from_smartctl_doc(load_smartctl_json(section.text))
+    health = health_from_smartctl_doc(smartctl_document(_decode_json(section, "smartctl")))
     name = _device_name(section.command) or _device_name(f" {health.device} " if health.device else None)
     health = replace(health, device=name)
     ctx.drives.append(_Drive.of(file, section.first_line, name, PastedHealth(health, {}), "smartctl report"))
@@ -203,7 +268,7 @@ def _read_nvme_id_ctrl(ctx: _Context, section: Section, file: str) -> str | None
 def _read_nvme_id_ns(ctx: _Context, section: Section, file: str) -> str | None:
     name = _device_name(section.command)
     if section.kind == "nvme_id_ns_json":
-        formats = parse_nvme_id_ns_json(section.text)
+        formats = nvme_id_ns_formats(_decode_json(section, "nvme id-ns"))
         in_use_line = section.first_line
     else:
         formats = parse_nvme_id_ns(section.text, section.first_line)
@@ -235,10 +300,9 @@ def _read_lspci_sections(ctx: _Context, sections: list[Section], file: str) -> N
         ctx.pci.append((p, file))
 
 
-def _figures(parse: Callable[..., list[PastedFigure]], with_command: bool) -> Handler:
+def _figures(parse: Callable[[Section], list[PastedFigure]]) -> Handler:
     def handler(ctx: _Context, section: Section, file: str) -> str | None:
-        args: tuple[Any, ...] = (section.text, section.first_line)
-        found = parse(*args, section.command) if with_command else parse(*args)
+        found = parse(section)
         if not found:
             raise ParseError("no figure in it (no 'read:/write:', 'Timing ... reads:' or 'bytes ... copied' line)")
         ctx.figures.extend((f, file) for f in found)
@@ -264,10 +328,10 @@ def _read_dmidecode(ctx: _Context, section: Section, file: str) -> str | None:
 HANDLERS: dict[str, Handler | None] = {
     "smartctl": _read_smartctl,
     "smartctl_json": _read_smartctl_json,
-    "fio": _figures(parse_fio_text, True),
-    "fio_json": _figures(parse_fio_json_text, True),
-    "hdparm": _figures(parse_hdparm_text, False),
-    "dd": _figures(parse_dd_text, True),
+    "fio": _figures(lambda s: parse_fio_text(s.text, s.first_line, s.command)),
+    "fio_json": _figures(lambda s: fio_json_figures(_decode_json(s, "fio"), s.first_line, s.command)),
+    "hdparm": _figures(lambda s: parse_hdparm_text(s.text, s.first_line)),
+    "dd": _figures(lambda s: parse_dd_text(s.text, s.first_line, s.command)),
     "dmidecode": _read_dmidecode,
     "lspci_tree": _read_lspci_tree,
     "nvme_list": _read_nvme_list,
@@ -292,10 +356,37 @@ _BOMS = (
 
 
 def decode_paste(raw: bytes) -> str:
-    """A paste's bytes as text: the encoding its byte-order mark names, else UTF-8; bytes that do not decode become
-    U+FFFD (the normaliser refuses a paste that is mostly such), never an exception."""
-    codec = next((c for bom, c in _BOMS if raw.startswith(bom)), "utf-8")
-    return raw.decode(codec, errors="replace")
+    """A paste's bytes as text: the encoding its byte-order mark names, else UTF-16 when every other byte is NUL
+    (see _utf16_without_bom), else UTF-8; bytes that do not decode become U+FFFD (the normaliser refuses a paste
+    that is mostly such), never an exception."""
+    codec = next((c for bom, c in _BOMS if raw.startswith(bom)), None)
+    if codec is None and (utf16 := _utf16_without_bom(raw)) is not None:
+        try:
+            return raw.decode(utf16)
+        except UnicodeDecodeError:
+            pass  # NULs where UTF-16 has them, and yet not UTF-16: read as UTF-8 (and refused as binary)
+    return raw.decode(codec or "utf-8", errors="replace")
+
+
+# Of the bytes that are NUL in ASCII text as UTF-16 (every other one), at least this share in the first 64 KiB.
+_UTF16_NUL_SHARE = 0.9
+
+
+def _utf16_without_bom(raw: bytes) -> str | None:
+    """The codec of text saved as UTF-16 without a byte-order mark (`iconv -t UTF-16LE`, Notepad++'s "UCS-2 LE
+    w/o BOM", or PowerShell's UTF-16 report cut anywhere but at its start by `tail` or `split`): even in length, and
+    NUL in nearly every odd (LE) or even (BE) byte and in almost no other. Command output is ASCII, so its UTF-16 is
+    so; UTF-8 text has no NUL at all."""
+    if len(raw) < 4 or len(raw) % 2:
+        return None
+    sample = raw[:65536]
+    half = len(sample) // 2
+    odd, even = sample[1::2].count(0), sample[0::2].count(0)
+    if odd >= _UTF16_NUL_SHARE * half and even <= (1 - _UTF16_NUL_SHARE) * half:
+        return "utf-16-le"
+    if even >= _UTF16_NUL_SHARE * half and odd <= (1 - _UTF16_NUL_SHARE) * half:
+        return "utf-16-be"
+    return None
 
 
 def read_input(path: str, stdin_text: str | bytes | None) -> str:
@@ -369,9 +460,11 @@ def explain_paste(
             why = "; ".join(f"{s.kind} at {s.file} line {s.first_line} {s.status}" for s in failed[:3])
             more = f" (and {len(failed) - 3} more)" if len(failed) > 3 else ""
             raise ParseError(f"no device in the paste: {why}{more}")
+        cut = next((f" ({n})" for n in ctx.notes if LINES_CUT_WORDS in n), "")  # why the rest was not seen
         raise ParseError(
             "no device in the paste: no storage controller in lspci -vv, no smartctl report, no nvme-cli drive"
             + what
+            + cut
             + "; paste lspci -vv, smartctl -x or nvme list output too"
         )
     return PasteExplained(names, devices, sections, skipped, ctx.notes, unused)
@@ -454,8 +547,10 @@ def _devices(ctx: _Context, given: list[PastedFigure]) -> tuple[list[PastedDevic
         for b in building:
             b.hops = tuple(_with_slot(h, ctx.slots) for h in b.hops)
     unused = _attach_figures(building, ctx.figures, given)
+    if len(building) > MAX_DEVICES:
+        ctx.notes.append(f"{len(building):,} devices in the paste: reading the first {MAX_DEVICES:,}")
     key = key_from_env()
-    return [_judge(b, key) for b in building], unused
+    return [_judge(b, key) for b in building[:MAX_DEVICES]], unused
 
 
 def _chain_note(p: PastedPci, trees: list[Where]) -> str:
@@ -473,13 +568,47 @@ def _chain_note(p: PastedPci, trees: list[Where]) -> str:
 _RANK = {"smartctl report": 0, "nvme smart-log": 1, "nvme id-ctrl": 2, "nvme id-ns": 3, "nvme list": 4}
 
 
-def _one_drive(a: str | None, b: str | None) -> bool:
-    """sda and sda; nvme0 (the controller smartctl and smart-log name) and nvme0n1 (its namespace); not nvme0n1
-    and nvme0n2."""
-    if not a or not b:
-        return False
-    ns = re.compile(r"(nvme\d+)n\d+")
-    return a == b or ns.sub(r"\1", b) == a or ns.sub(r"\1", a) == b
+_NAMESPACE = re.compile(r"(nvme\d+)n\d+")
+
+
+def _controller(name: str) -> str:
+    return _NAMESPACE.sub(r"\1", name)
+
+
+class _DriveNames:
+    """The drives merged so far, by name and by the controller their name is a namespace of, so a report finds its
+    drive in one look-up (a scan of every drive so far for each report was quadratic in the drives pasted).
+
+    One drive: sda and sda; nvme0 (the controller smartctl and smart-log name) and nvme0n1 (its namespace); not
+    nvme0n1 and nvme0n2. Where several would do, the first made."""
+
+    def __init__(self) -> None:
+        self.made: dict[int, int] = {}  # id(drive) -> when it was made
+        self.by_name: dict[str, list[_Drive]] = {}
+        self.by_controller: dict[str, list[_Drive]] = {}
+
+    def add(self, drive: _Drive) -> None:
+        self.made.setdefault(id(drive), len(self.made))
+        if drive.name:
+            self.by_name.setdefault(drive.name, []).append(drive)
+            if _controller(drive.name) != drive.name:
+                self.by_controller.setdefault(_controller(drive.name), []).append(drive)
+
+    def remove(self, drive: _Drive) -> None:
+        if drive.name:
+            self.by_name[drive.name].remove(drive)
+            if _controller(drive.name) != drive.name:
+                self.by_controller[_controller(drive.name)].remove(drive)
+
+    def find(self, name: str | None) -> _Drive | None:
+        if not name:
+            return None
+        found = [
+            *self.by_name.get(name, ()),
+            *self.by_name.get(_controller(name), ()),
+            *self.by_controller.get(name, ()),
+        ]
+        return min(found, key=lambda m: self.made[id(m)]) if found else None
 
 
 def _fill(a: Health, b: Health) -> Health:
@@ -498,20 +627,24 @@ def _merge_drives(drives: list[_Drive]) -> tuple[list[_Drive], dict[int, list[st
     first: dict[int, int] = {}
     notes: dict[int, list[str]] = {}
     nameless: list[_Drive] = []
+    names = _DriveNames()
     for d in sorted(drives, key=lambda d: _RANK.get(d.what, 9)):
         if d.name is None and d.what.startswith("nvme"):
             nameless.append(d)
             continue
-        into = next((m for m in merged if _one_drive(m.name, d.name)), None)
+        into = names.find(d.name)
         if into is None:
             merged.append(replace(d, lines=dict(d.lines)))
             first[id(merged[-1])] = order[id(d)]
+            names.add(merged[-1])
             continue
         into.health = _fill(into.health, d.health)
         for k, v in d.lines.items():
             into.lines.setdefault(k, v)
         if into.name and d.name and re.fullmatch(r"nvme\d+", into.name) and d.name.startswith(into.name):
+            names.remove(into)
             into.name = d.name  # the namespace is the block device the user knows
+            names.add(into)
         notes.setdefault(id(into), []).append(f"the {d.what} at {d.where} is about the same drive")
     merged.sort(key=lambda m: first[id(m)])
     nvme = [m for m in merged if m.health.protocol == "NVMe"]
