@@ -142,7 +142,6 @@ def normalise(text: str) -> tuple[list[PasteLine], list[str]]:
     if quoted and strip_quotes:
         notes.append("e-mail quoting ('> ') removed")
     lines: list[PasteLine] = []
-    cut = 0
     for no, line in enumerate(raw, start=1):
         if not line:
             lines.append(PasteLine(no, line))
@@ -158,12 +157,9 @@ def normalise(text: str) -> tuple[list[PasteLine], list[str]]:
             lines.append(PasteLine(no, "$ " + m.group("cmd").strip()))
         elif len(line) > MAX_LINE_CHARS:
             lines.append(_LongLine(no, short, line))
-            cut += 1
         else:
             lines.append(PasteLine(no, line))
     del raw
-    if cut:
-        notes.append(f"{cut:,} line(s) longer than {MAX_LINE_CHARS:,} characters cut to their first {MAX_LINE_CHARS:,}")
     joined = _join_wrapped(lines)
     if len(joined) != len(lines):
         notes.append(f"{len(lines) - len(joined)} wrapped line(s) joined")
@@ -474,7 +470,24 @@ def read_paste(text: str) -> Paste:
     """Normalise a paste and split it into sections, with what the normaliser undid in `notes`."""
     lines, notes = normalise(text)
     paste = split_sections(lines)
+    cut = _cut_outside_json(lines, paste.sections)
+    if cut:
+        notes.append(f"{cut:,} line(s) longer than {MAX_LINE_CHARS:,} characters cut to their first {MAX_LINE_CHARS:,}")
     return Paste(paste.sections, paste.skipped, tuple(notes))
+
+
+def _cut_outside_json(lines: list[PasteLine], sections: tuple[Section, ...]) -> int:
+    """How many lines a parser reads cut (a JSON value's lines are decoded whole): both in order, one pass."""
+    ranges = iter([(s.first_line, s.last_line) for s in sections if s.kind.endswith("json")])
+    first, last = next(ranges, (0, -1))
+    cut = 0
+    for x in lines:
+        if not isinstance(x, _LongLine):
+            continue
+        while x.no > last and last >= 0:
+            first, last = next(ranges, (0, -1))
+        cut += not first <= x.no <= last
+    return cut
 
 
 def section_kinds(paste: Paste) -> Iterator[str]:
