@@ -367,7 +367,7 @@ def _skip(skipped: list[tuple[int, int]], no: int) -> None:
 # A JSON string, or one left open, which runs to its line's end (JSON strings hold no line break). Possessive
 # runs and no alternative inside the repeat: one pass, even over ten million escapes (store/exportstream.py).
 _JSON_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)')
-_OPENS = re.compile(r"^[ \t]*+[{\[]")
+_OPENS = re.compile(r"^\s*+[{\[]")  # as _JSON_START begins
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"{}[]")
 _STEP = {ord("{"): 1, ord("["): 1, ord("}"): -1, ord("]"): -1}
 
