@@ -31,6 +31,7 @@ from disksleuth.errors import (
     TERMINATING_SIGNALS,
     DisksleuthError,
     EnvironmentProblem,
+    ParseError,
     SafetyRefusal,
     Terminated,
     UsageError,
@@ -697,9 +698,16 @@ def _run_test(step: TestStep, where: Where, ctx: _Ctx) -> TestResult:
             pass_fds=fds,
         )
         after = read_io() if around is not None else None
-        completed = read_lat_logs(prefix, step.spec.numjobs) if prefix is not None else None
+        completed, unread = None, None
+        if prefix is not None:
+            try:
+                completed = read_lat_logs(prefix, step.spec.numjobs)
+            except ParseError as exc:  # the figures fall back to fio's totals, and say so
+                unread = f"figures from fio's totals: {exc}"
     outcome = FioOutcome(step, where, report, tuple(samples), temps, stop_requested, ctx.version, decided_at, completed)
     result = ANALYSES[step.kind](outcome)
+    if unread is not None:
+        result = replace(result, notes=(*result.notes, unread))
     if around is not None and before is not None and after is not None:
         job = aggregate(report)
         own = [d.io_bytes if d is not None else 0 for d in (job.read, job.write)]
