@@ -40,6 +40,7 @@ LINES_CUT_WORDS = "lines were read"  # in the note a longer paste gets: "the pas
 
 _QUOTE = re.compile(r"^[ ]{0,3}(?:>[ ]?)+")
 _COMMANDS = r"(?:lspci|smartctl|nvme|fio|hdparm|dd|lsblk|dmidecode)"
+_COMMAND_WORD = re.compile(_COMMANDS)
 # "$ cmd", "# cmd", "user@host:~$ cmd", "[user@host dir]# cmd", "host ~ # cmd", "PS C:\> cmd" (smartctl on Windows).
 # Each run is possessive or of a class the next part cannot start with, so a line of 4,095 "@" fails in one pass
 # (`\S+@\S+` tried every split of it: 16 such lines took 6 s).
@@ -168,15 +169,13 @@ def normalise(text: str) -> tuple[list[PasteLine], list[str]]:
 
 def _prompt(line: str) -> re.Match[str] | None:
     """A shell prompt and the command after it, or a benchmark's command line pasted without one."""
-    if not line or line.isspace():
+    if not _COMMAND_WORD.search(line):  # both need a command's name: one search turns away nearly every line
         return None
     if ("#" in line or "$" in line or "%" in line or ">" in line) and not _DMIDECODE_VERSION.match(line):
         m = _PROMPT.match(line)
         if m:
             return m
-    if "fio" in line or "hdparm" in line or "dd" in line:
-        return _BARE_COMMAND.match(line)
-    return None
+    return _BARE_COMMAND.match(line)
 
 
 def _binary_share(sample: str) -> float:
