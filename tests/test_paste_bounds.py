@@ -26,6 +26,7 @@ from disksleuth.run.paste import explain_paste
 
 PASTE = os.path.join(DATA, "paste")
 SCSI_REPORT = os.path.join(PASTE, "smartctl", "linuxhw-scsi-Dell_DC_PE8-311DDC0489E0.txt")  # 654 bytes
+FAILING_ATA = os.path.join(PASTE, "smartctl", "linuxhw-ata-HDS721010CLA332-8C32A7A982FE.txt")
 BAR_S_PER_MIB = 2.0  # the issue's bar; generous for these inputs, which take well under 0.1 s per MiB now
 
 
@@ -242,3 +243,36 @@ def test_the_merge_index_finds_what_a_scan_found(reports: list[tuple[str | None,
             expected[into] = name
     named = [m.name for m in merged if not (m.name is None and m.what.startswith("nvme"))]
     assert sorted(named, key=str) == sorted(expected, key=str)
+
+
+# --- found while auditing the readers --------------------------------------------------------------------------
+
+
+def test_a_form_feed_inside_a_line_does_not_move_the_cited_lines() -> None:
+    """The readers split their text with str.splitlines, which also breaks at form feeds, vertical tabs and
+    U+2028; the normaliser breaks at line ends only. One form feed in a model name moved every cited line by one
+    (health_critical at line 25, not 24)."""
+    text = _read(FAILING_ATA)
+    cited = _cited(text)
+    assert _cited(text.replace("Hitachi Deskstar", "Hitachi\x0cDeskstar\u2028")) == cited
+    assert ("health_critical", "stdin:24") in cited
+
+
+def _cited(text: str) -> list[tuple[str, str]]:
+    x = _explain(text)
+    assert x is not None
+    return [(f.code, str(where)) for f, where in zip(x.devices[0].findings, x.devices[0].sources, strict=True)]
+
+
+def test_digits_of_other_scripts_lose_a_field_not_the_report() -> None:
+    """str.isdigit() accepts "²" and int() refuses it: a self-test row whose LBA or a SCSI counter read "²" ended
+    the report as "not read: ValueError"."""
+    self_test = (
+        "SMART Self-test log structure revision number 1\n"
+        "Num  Test_Description    Status                  Remaining  LifeTime(hours)  LBA_of_first_error\n"
+        "# 1  Short offline       Completed: read failure       90%     12309         \u00b2\n"
+    )
+    counters = "Error counter log:\nread:          0        0         0         0          0      1.2         \u00b2\n"
+    for text in (_read(FAILING_ATA) + "\n" + self_test, _read(SCSI_REPORT) + "\n" + counters):
+        x = _explain(text)
+        assert x is not None and [s.status for s in x.sections] == ["read"], x and x.sections

@@ -25,6 +25,7 @@ from typing import Any
 from disksleuth.errors import ParseError, UsageError
 from disksleuth.model.paste import PastedFigure
 from disksleuth.probe.fio_parse import report_from_document
+from disksleuth.probe.paste_text import iter_lines
 from disksleuth.units import fmt_rate, parse_rate
 
 # The job's rw= and bs= on fio's command line ("fio --bs=7K --name=Client1 --rw=write"): used when the paste holds
@@ -108,7 +109,7 @@ def parse_fio_text(text: str, first_line: int = 1, command: str | None = None) -
     group: str | None = None
     device = command_device(command)
     from_command = _command_job(command)
-    for offset, line in enumerate(text.splitlines()):
+    for offset, line in enumerate(iter_lines(text)):  # the normaliser's lines: "\n" only, as numbered
         no = first_line + offset
         m = _FIO_JOB.match(line)
         if m:
@@ -204,7 +205,7 @@ def parse_hdparm_text(text: str, first_line: int = 1) -> list[PastedFigure]:
     """`hdparm -t` (buffered disk reads: the device) and `-T` (cached reads: memory, shown, never judged)."""
     out: list[PastedFigure] = []
     device: str | None = None
-    for offset, line in enumerate(text.splitlines()):
+    for offset, line in enumerate(iter_lines(text)):  # the normaliser's lines: "\n" only, as numbered
         no = first_line + offset
         m = _HDPARM_DEV.match(line)
         if m:
@@ -233,7 +234,7 @@ def parse_dd_text(text: str, first_line: int = 1, command: str | None = None) ->
     if dev_match:
         direction = "read" if dev_match.group(1) == "if" else "write"
     device = _device(dev_match.group(2)) if dev_match else None
-    for offset, line in enumerate(text.splitlines()):
+    for offset, line in enumerate(iter_lines(text)):  # the normaliser's lines: "\n" only, as numbered
         m = _DD.match(line)
         if not m:
             continue

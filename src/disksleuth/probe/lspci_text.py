@@ -24,6 +24,7 @@ from disksleuth.model import PcieHop
 from disksleuth.model.paste import PastedPci
 from disksleuth.model.run import PciFunction
 from disksleuth.probe.block import link_hop
+from disksleuth.probe.paste_text import iter_lines
 
 _HEADER = re.compile(
     r"^\s*+(?P<bdf>(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) "
@@ -129,7 +130,7 @@ def parse_lspci_vv(
     above the last pasted one. ParseError when the text holds no lspci device at all."""
     fns: list[_Fn] = []
     cur: _Fn | None = None
-    for offset, line in enumerate(text.splitlines()):
+    for offset, line in enumerate(iter_lines(text)):  # the normaliser's lines: "\n" only, as numbered
         no = first_line + offset
         m = _HEADER.match(line)
         if m:  # property lines never start with a bus address, however the paste indented them

@@ -25,6 +25,7 @@ from typing import Any
 
 from disksleuth.errors import ParseError
 from disksleuth.model.paste import PastedHealth
+from disksleuth.probe.paste_text import iter_lines
 from disksleuth.probe.smart_attributes import NVME_LABELS
 from disksleuth.probe.smart_parse import SMART_DATA_KEYS, health_from_smartctl_doc
 
@@ -129,7 +130,7 @@ def parse_smartctl_text(text: str, device: str | None = None, first_line: int = 
     phy: list[dict[str, int]] = []
     scsi_counters: dict[str, dict[str, Any]] = {}
     in_attrs = in_lba = in_phy = in_self_test = in_nvme_log = False
-    for offset, line in enumerate(text.splitlines()):
+    for offset, line in enumerate(iter_lines(text)):  # the normaliser's lines: "\n" only, as numbered
         no = first_line + offset
         stripped = line.strip()
         if not stripped:
