@@ -46,6 +46,8 @@ def _bundle(*docs: dict) -> str:
         ("9999-12-31T23:59:59-0100", "is more than a day ahead of this machine's clock"),  # after 9999 in UTC
         (_from_now(days=2), "is more than a day ahead of this machine's clock"),
     ],
+    # Fixed ids: pytest-xdist's workers each collect, and an id holding the clock differs between them.
+    ids=["year 1", "year 1 at +0100", "1969", "year 9999", "year 9999 at -0100", "two days ahead"],
 )
 def test_import_refuses_a_start_no_clock_gave(cli, tmp_path, started, why) -> None:
     fine, bad = _doc(100.0, 1000.0, "fine"), _doc(100.0, 1000.0, "bad", started=started)
@@ -59,7 +61,11 @@ def test_import_refuses_a_start_no_clock_gave(cli, tmp_path, started, why) -> No
         assert store.count() == 0
 
 
-@pytest.mark.parametrize("started", ["1970-01-01T00:00:00+0000", _from_now(hours=12), "2026-01-01T00:00:00"])
+@pytest.mark.parametrize(
+    "started",
+    ["1970-01-01T00:00:00+0000", _from_now(hours=12), "2026-01-01T00:00:00"],
+    ids=["1970", "half a day ahead", "no zone"],
+)
 def test_import_takes_a_start_from_1970_to_a_day_ahead(cli, tmp_path, started) -> None:
     """1970-01-01 is what a board without a clock battery says at boot; half a day ahead is a zone set wrong."""
     path = tmp_path / "dated.json"
