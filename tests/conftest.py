@@ -436,14 +436,6 @@ def frozen(mountpoint: str) -> Iterator[None]:
         subprocess.run(["fsfreeze", "--unfreeze", mountpoint], check=False, capture_output=True)
 
 
-def whole_request_mbps(test: dict) -> float:
-    """How far a test's figure may sit from a throttle's rate by fio's count alone: fio's figure is the whole
-    requests done in its window, which opens and closes with up to iodepth of them queued behind the throttle,
-    so the figure moves in steps of bs/runtime and by up to iodepth x bs/runtime (CI: 51.81 MB/s on a 50 MB/s
-    throttle; 35.43 on a 40 MB/s one, in the quick profile's 1.5-3 s window)."""
-    return test["iodepth"] * test["bs_bytes"] / 1e6 / test["runtime_s"]
-
-
 def sha256_of(path: str) -> str:
     """A file's or a block device's checksum, to prove a run left it byte-identical."""
     with open(path, "rb") as fh:

@@ -19,7 +19,7 @@ from test_json_schema import assert_valid
 pytestmark = [pytest.mark.root, pytest.mark.slow, pytest.mark.long, needs_fio, needs_loop]
 
 DISKSLEUTH = [sys.executable, "-m", "disksleuth"]
-CAP_MBPS = 100  # far above fio's whole-request granularity in 1 s tests (conftest.whole_request_mbps)
+CAP_MBPS = 100  # far above the few requests a 1 s test's window holds at card speeds
 
 
 @pytest.fixture(scope="module")
