@@ -135,7 +135,10 @@ def _random_is_right(comparison: dict) -> None:
 
 def test_x1_chipset_slot_to_x4_after_the_bios_change(measured, cli, tmp_path) -> None:  # noqa: ANN001
     """The seed's pair: 373 MB/s at PCIe 2.0 x1 (83% of ~450), 1,243 MB/s at x4 (69% of ~1,800)."""
-    before = on_tree(measured.at(380), "scenario_x1_chipset_slot", "nvme0n1")
+    # Throttled at 410, not the seed's 373: link_limited needs 80% of ~450 (360), and a figure from completed
+    # requests (issue 37) no longer counts the requests in flight at the window's edges, which lifted it by up to
+    # 8 MB/s in a 1 s test; a CI run under load read the 380 MB/s throttle below 360.
+    before = on_tree(measured.at(410), "scenario_x1_chipset_slot", "nvme0n1")
     after = on_tree(measured.at(1243), "scenario_x4_after_bios", "nvme0n1")
     c, shown = compare_pair(cli, tmp_path, before, after)
     (link,) = _changes(c, "link")
