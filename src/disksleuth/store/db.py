@@ -172,16 +172,24 @@ class Store:
             raise StoreError(f"cannot {action} the results store {self.url}: {first_line(exc)}") from None
 
     @contextlib.contextmanager
-    def _writing(self) -> Iterator[Connection]:
+    def _writing(self, foreign_keys: bool = True) -> Iterator[Connection]:
         """One write transaction that holds the store's write lock from its first statement: SQLite's
         BEGIN IMMEDIATE, PostgreSQL's transaction-scoped advisory lock. Check-then-write inside it is safe
-        against other processes (migrations on first use, duplicate checks on import)."""
+        against other processes (migrations on first use, duplicate checks on import). `foreign_keys=False`
+        (SQLite, migrations): a table rebuild must not cascade; the pragma only changes outside a transaction."""
         with self.engine.connect() as conn:
             conn.execution_options(sqlite_begin="IMMEDIATE")
-            with conn.begin():
-                if self.dialect == "postgresql":
-                    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
-                yield conn
+            raw = conn.connection.dbapi_connection if self.dialect == "sqlite" and not foreign_keys else None
+            if raw is not None:
+                raw.execute("PRAGMA foreign_keys=OFF")
+            try:
+                with conn.begin():
+                    if self.dialect == "postgresql":
+                        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
+                    yield conn
+            finally:
+                if raw is not None:
+                    raw.execute("PRAGMA foreign_keys=ON")
 
     # --- migrations ---------------------------------------------------------------------------
 
@@ -220,7 +228,7 @@ class Store:
             self._wal()
         if current >= target:
             return
-        with self._writing() as conn:
+        with self._writing(foreign_keys=False) as conn:
             conn.execute(
                 sa.text(
                     "CREATE TABLE IF NOT EXISTS schema_migrations "
