@@ -388,8 +388,8 @@ def run_bench(
             # nothing can claim the device meanwhile (fio's own open is not exclusive and still works).
             try:
                 held.enter_context(exclusive_claim(target.path))
-            except DeviceBusy:
-                plan_bench(target, opts, profile, root=root)  # our own checks, for their clearer words
+            except (DeviceBusy, EnvironmentProblem):  # busy, or an open refused (EPERM in a sandbox)
+                plan_bench(target, opts, profile, root=root)  # our own checks first, for their clearer words
                 raise
             target = inspect_target(target.path)  # under the claim, what the checks see can no longer change
         plan = plan_bench(target, opts, profile, root=root)
