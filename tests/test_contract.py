@@ -100,6 +100,12 @@ CASES: dict[tuple[str, ...], Case] = {
         bare=("--seconds", "0.3", "--interval", "0.3"),
         shows=("DEVICE",),
     ),
+    # On a terminal `completion` and `manpage` say how to install what they print into a file or a pipe.
+    ("completion",): Case(("bash",), ("tcsh",), shows=("disksleuth completion bash >",)),
+    ("completion", "bash"): Case((), ("extra",), bare_codes=frozenset({0})),
+    ("completion", "zsh"): Case((), ("extra",), bare_codes=frozenset({0})),
+    ("completion", "fish"): Case((), ("extra",), bare_codes=frozenset({0})),
+    ("manpage",): Case((), ("extra",), bare_codes=frozenset({0}), shows=("disksleuth manpage >",)),
     # Bare `health` lists every drive, worst first (issue 23): 1 when one of them is at warn or critical.
     ("health",): Case(
         ("--from-smartctl", "{smartctl}"), ("--from-smartctl", "/nonexistent.json"), FINDINGS, bare_codes=FINDINGS

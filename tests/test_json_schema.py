@@ -125,6 +125,8 @@ CASES: dict[str, tuple[tuple[str, ...], str, frozenset[int]]] = {
     "export": (("export", "1", "2", "3", "4", "-o", "{tmp}/export.json", "--db", "{db}"), "export", frozenset({0})),
     "import again (all skipped)": (("import", EXPORT, "--db", "{db}"), "import", frozenset({0})),
     "fleet": (("fleet", "--db", "{db}"), "fleet", frozenset({0, 1})),
+    "completion": (("completion", "fish"), "completion", frozenset({0})),
+    "manpage": (("manpage",), "manpage", frozenset({0})),
     "exporter --textfile": (
         ("exporter", "--textfile", "{tmp}", "--no-health", "--sysfs-root", TREE, "--db", "{db}"),
         "exporter",

@@ -41,4 +41,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "swapping, writeback stalls, hot drives. Reads only /proc and sysfs; never writes, never wakes a sleeping "
         "disk. Ctrl-C quits the live view",
     ),
+    "completion": ("package", "a bash, zsh or fish completion script for disksleuth, generated from its parser"),
+    "manpage": ("package", "the disksleuth(1) man page (roff), generated from its parser"),
 }
