@@ -13,6 +13,7 @@ FINDING_CODES = frozenset(
         "cache_suspected",
         "device_saturated",
         "error_log_growth",
+        "fake_capacity",
         "faster_than_usual",
         "foreign_io",
         "health_clock_skew",
