@@ -41,6 +41,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "swapping, writeback stalls, hot drives. Reads only /proc and sysfs; never writes, never wakes a sleeping "
         "disk. Ctrl-C quits the live view",
     ),
+    "watch": (
+        "watch",
+        "one pass over every drive (health, self-tests, links, the last benchmark's baseline), kept in the store; "
+        "notifies (Apprise URLs) only what changed since the pass before; --install writes systemd timers",
+    ),
     "completion": ("package", "a bash, zsh or fish completion script for disksleuth, generated from its parser"),
     "manpage": ("package", "the disksleuth(1) man page (roff), generated from its parser"),
 }

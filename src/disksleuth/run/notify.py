@@ -1,0 +1,123 @@
+"""Notifications: changes, the heartbeat and a late pass turned into messages, handed to Apprise.
+
+The only module that knows Apprise (https://github.com/caronc/apprise, BSD-2-Clause): one URL per target, in its
+own syntax (mailto://, ntfy://, gotify://, tgram://, discord://, hassio://, json://, ...). Apprise is imported
+when a target is checked or a message is sent, never by a pass with nothing to send.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from disksleuth.errors import UsageError
+from disksleuth.model import SEVERITY_ORDER
+from disksleuth.model.watch import Change, Message
+from disksleuth.present.watch_view import change_line, changes_title, heartbeat_text, overdue_text, test_text
+
+SEND_TIMEOUT_S = 10.0  # per target: connect and read each (Apprise's own defaults are 4 s connect, 4 s read)
+MAX_BODY_CHARS = 4000  # Telegram takes 4096, Discord 2000 per message (Apprise splits what is longer)
+
+
+@dataclass(frozen=True)
+class Target:
+    url: str
+    id: str  # keyed hash of the URL: what the store keeps (a URL may hold a password or a bot token)
+    label: str  # the scheme and the id's start: what people and --json see
+
+
+def target_of(url: str, key: bytes | None) -> Target:
+    digest = hmac.new(key or b"disksleuth-watch", url.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+    scheme = url.partition("://")[0].lower() if "://" in url else "?"
+    return Target(url, digest, f"{scheme}://…#{digest[:8]}")
+
+
+def check_urls(urls: Sequence[str]) -> None:
+    """Refuse a URL Apprise cannot use before anything is read (one line, the URL's scheme only)."""
+    if not urls:
+        return
+    apprise = _apprise()
+    for url in urls:
+        scheme = url.partition("://")[0] if "://" in url else ""
+        if not scheme or any(ch.isspace() for ch in url):
+            raise UsageError(
+                f"--notify needs an Apprise URL such as ntfy://HOST/TOPIC or mailto://...: {scheme or url[:40]!r}"
+            )
+        if apprise.Apprise.instantiate(url, suppress_exceptions=True) is None:
+            raise UsageError(
+                f"Apprise cannot use this {scheme}:// URL (unknown scheme, or a part missing); see its wiki: "
+                "https://github.com/caronc/apprise/wiki"
+            )
+
+
+def _apprise() -> Any:
+    try:
+        import apprise
+    except ImportError:
+        from disksleuth.errors import ToolMissing
+
+        raise ToolMissing("notifications need the apprise package: pip install apprise") from None
+    return apprise
+
+
+def change_messages(host: str, changes: Sequence[Change]) -> list[Message]:
+    """One message for all the changes of a pass (one pass, one notification), muted ones left out."""
+    told = [c for c in changes if not c.muted]
+    if not told:
+        return []
+    worst = max((c.severity for c in told), key=lambda s: SEVERITY_ORDER.get(s, 0))
+    body = "\n".join(change_line(c) for c in told)
+    if len(body) > MAX_BODY_CHARS:
+        body = body[: MAX_BODY_CHARS - 40].rsplit("\n", 1)[0] + "\n… (more: disksleuth watch --json)"
+    return [Message("change", worst, changes_title(host, told), body)]
+
+
+def heartbeat_message(host: str, drives: int, attention: list[str]) -> Message:
+    title, body = heartbeat_text(host, drives, attention)
+    return Message("heartbeat", "warn" if attention else "info", title, body)
+
+
+def overdue_message(host: str, gap_s: float, expected_h: float) -> Message:
+    title, body = overdue_text(host, gap_s, expected_h)
+    return Message("overdue", "warn", title, body)
+
+
+def test_message(host: str) -> Message:
+    title, body = test_text(host)
+    return Message("test", "info", title, body)
+
+
+def send(target: Target, message: Message) -> str | None:
+    """Hand one message to one target; None when it took it, else why not (one line)."""
+    import logging
+
+    apprise = _apprise()
+    kinds = {"critical": apprise.NotifyType.FAILURE, "warn": apprise.NotifyType.WARNING}
+    obj = apprise.Apprise()
+    plugin = apprise.Apprise.instantiate(target.url, suppress_exceptions=True)
+    if plugin is None:
+        return "Apprise cannot use this URL"
+    # Apprise's per-plugin timeouts (socket_connect_timeout, socket_read_timeout) bound each request.
+    for name in ("socket_connect_timeout", "socket_read_timeout"):
+        if hasattr(plugin, name):
+            setattr(plugin, name, SEND_TIMEOUT_S)
+    obj.add(plugin)
+    with apprise.LogCapture(level=logging.WARNING) as logs:
+        ok = obj.notify(
+            title=message.title, body=message.body, notify_type=kinds.get(message.severity, apprise.NotifyType.INFO)
+        )
+        said = logs.getvalue() if hasattr(logs, "getvalue") else ""
+    if ok:
+        return None
+    reason = next((line.strip() for line in str(said).splitlines() if line.strip()), "")
+    return _plain(reason) or "the target did not take the message"
+
+
+def _plain(text: str) -> str:
+    """Apprise's log line, cut to one short line with no URL in it (a URL may hold a token)."""
+    words = [w for w in text.split() if "://" not in w]
+    line = " ".join(words)
+    return line[:200]

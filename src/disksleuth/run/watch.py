@@ -1,0 +1,436 @@
+"""`watch`: one pass over every drive (health, self-tests, link state, the newest benchmark's baseline), kept in the
+store and compared with the pass before; what changed is sent through run/notify. Also its config file and the
+systemd units that run it (a daily pass, a weekly short self-test, a monthly long one).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import socket
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from disksleuth.analysis import watch as judge
+from disksleuth.errors import DisksleuthError, UsageError
+from disksleuth.model import Finding, worst_severity
+from disksleuth.model.watch import (
+    Change,
+    Delivery,
+    DriveSeen,
+    Message,
+    PassState,
+    SeenFinding,
+    WatchConfig,
+    WatchOutcome,
+)
+
+SKIPPED_TRANSPORTS = frozenset({"loop", "zram", "md", "dm"})  # come and go with what runs; not drives
+BASELINE_CODES = ("slower_than_usual",)
+SELF_TEST_KINDS = ("short", "long")
+MAX_CONFIG_BYTES = 64 * 1024
+
+
+# --- the config file ---------------------------------------------------------------------------
+
+
+def read_config(path: str | None) -> WatchConfig:
+    """A small TOML file: notify = [URL...], quiet_hours = "22:00-07:00", mute = ["sda", "temperature_high",
+    "sdb:interface_crc_errors"], heartbeat_days = 7 (0: none), overdue_hours = 48."""
+    if path is None:
+        return WatchConfig()
+    import tomllib
+
+    from disksleuth.infile import read_user_file
+
+    raw = read_user_file(path, MAX_CONFIG_BYTES, "watch config")
+    try:
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{path}: not TOML: {exc}") from None
+    known = {"notify", "quiet_hours", "mute", "heartbeat_days", "overdue_hours"}
+    unknown = sorted(set(doc) - known)
+    if unknown:
+        raise UsageError(f"{path}: unknown key {unknown[0]!r}; known: {', '.join(sorted(known))}")
+    return WatchConfig(
+        notify=_strings(doc.get("notify", []), "notify", path),
+        quiet_hours=_quiet(doc.get("quiet_hours"), path),
+        mutes=_strings(doc.get("mute", []), "mute", path),
+        heartbeat_days=_days(doc.get("heartbeat_days", 7), path),
+        overdue_hours=_positive(doc.get("overdue_hours", 48), "overdue_hours", path),
+        source=path,
+    )
+
+
+def _strings(value: Any, key: str, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise UsageError(f"{where}: {key} must be a list of strings")
+    return tuple(v.strip() for v in value)
+
+
+def _quiet(value: Any, where: str) -> tuple[int, int] | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise UsageError(f'{where}: quiet_hours is a string, e.g. "22:00-07:00"')
+    return parse_quiet(value, where)
+
+
+def parse_quiet(text: str, where: str = "--quiet-hours") -> tuple[int, int]:
+    try:
+        return judge.parse_quiet_hours(text)
+    except ValueError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+
+
+def _positive(value: Any, key: str, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e6:
+        raise UsageError(f"{where}: {key} must be a positive number")
+    return float(value)
+
+
+def _days(value: Any, where: str) -> float | None:
+    if value == 0 and not isinstance(value, bool):
+        return None
+    return _positive(value, "heartbeat_days", where)
+
+
+def with_options(
+    config: WatchConfig,
+    *,
+    notify: Sequence[str] = (),
+    mutes: Sequence[str] = (),
+    quiet_hours: str | None = None,
+    heartbeat_days: float | None = None,
+    self_test: str | None = None,
+) -> WatchConfig:
+    """The options on top of the file: lists add up, a single value replaces the file's."""
+    if self_test is not None and self_test not in SELF_TEST_KINDS:
+        raise UsageError(f"--self-test is short or long, not {self_test!r}")
+    return replace(
+        config,
+        notify=tuple(dict.fromkeys([*config.notify, *notify])),
+        mutes=tuple(dict.fromkeys([*config.mutes, *(m.strip() for m in mutes if m.strip())])),
+        quiet_hours=parse_quiet(quiet_hours) if quiet_hours else config.quiet_hours,
+        heartbeat_days=(heartbeat_days or None) if heartbeat_days is not None else config.heartbeat_days,
+        self_test=self_test,
+    )
+
+
+# --- one pass ------------------------------------------------------------------------------------
+
+
+def watch_pass(
+    config: WatchConfig,
+    *,
+    db: str | None,
+    sysfs_root: str = "/",
+    now_s: float | None = None,
+    local: Callable[[float], dt.datetime] | None = None,
+    hostname: str | None = None,
+    scope: str | None = None,
+) -> WatchOutcome:
+    """Read every drive, compare with the store's pass before, keep this one, and send what changed. Passes over
+    a --sysfs-root (`scope`, as given) are compared with earlier passes over the same root, not with the host's."""
+    from disksleuth.run import notify
+    from disksleuth.store.db import Store
+    from disksleuth.store.watch import last_pass, save_pass
+
+    now = time.time() if now_s is None else now_s
+    host = hostname or socket.gethostname()
+    if scope and scope != "/":
+        import hashlib
+
+        where = hashlib.sha256(os.path.abspath(scope).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+        host = f"{host} sysfs:{where}"  # the store's key for the state: this tree, not the machine
+    to_local = local or (lambda s: dt.datetime.fromtimestamp(s))
+    notify.check_urls(config.notify)
+    with Store(db, create=True) as store:
+        before, first_s = last_pass(store, host)
+    drives, findings, notes, self_tests = _read_drives(config, db, sysfs_root, before)
+    changes = judge.apply_mutes(judge.diff(before, PassState(now, tuple(drives))), config.mutes)
+    late = judge.overdue_s(before.at_s if before else None, now, config.overdue_hours)
+    heartbeat_at = before.heartbeat_at_s if before else None
+    beat = judge.heartbeat_due(heartbeat_at, first_s, now, config.heartbeat_days)
+    messages = notify.change_messages(host, changes)
+    if late is not None:
+        from disksleuth.present.watch_view import overdue_note
+
+        notes.append(overdue_note(late, config.overdue_hours))
+        messages.insert(0, notify.overdue_message(host, late, config.overdue_hours))
+    if beat:
+        attention = [f"{d} {f.code}" for d, fs in findings.items() for f in fs if f.severity in judge.NEWS]
+        messages.append(notify.heartbeat_message(host, len(drives), attention))
+        heartbeat_at = now
+    quiet = judge.in_quiet_hours(config.quiet_hours, to_local(now))
+    if quiet and config.quiet_hours:
+        from disksleuth.present.watch_view import quiet_note
+
+        notes.append(quiet_note(judge.quiet_until(config.quiet_hours, to_local(now))))
+    state = PassState(now, tuple(drives), heartbeat_at)
+    with Store(db, create=True) as store:
+        targets = [notify.target_of(url, store.serial_key) for url in config.notify]
+        deliveries = _deliver(store, host, targets, messages, now, quiet)
+        save_pass(store, host, state, worst_severity([f for fs in findings.values() for f in fs]))
+    failed = [d for d in deliveries if d.outcome == "failed"]
+    if failed:
+        notes.append(f"{len(failed)} message(s) not taken by their target: kept, tried again by the next pass")
+    return WatchOutcome(
+        at_s=now, hostname=host, state=state, changes=tuple(changes), deliveries=tuple(deliveries),
+        previous_at_s=before.at_s if before else None, overdue_s=late, heartbeat=beat, quiet=quiet,
+        self_tests=tuple(self_tests), notes=tuple(notes), findings=findings, saved=True,
+    )  # fmt: skip
+
+
+def _deliver(
+    store: Any, host: str, targets: Sequence[Any], messages: list[Message], now: float, quiet: bool
+) -> list[Delivery]:
+    from disksleuth.run import notify
+    from disksleuth.store.watch import mark, pending, queue
+
+    out: list[Delivery] = []
+    for target in targets:
+        queue(store, host, target.id, now, messages, "quiet_hours" if quiet else None)
+        if quiet:
+            out.extend(Delivery(target.label, m.kind, m.title, "held", None, now) for m in messages)
+            continue
+        for q in pending(store, host, target.id):
+            error = notify.send(target, q.message)
+            sent_at = None if error else time.time()
+            mark(store, q.id, sent_at_s=sent_at, error=error, attempts=q.attempts + 1)
+            out.append(Delivery(target.label, q.message.kind, q.message.title, "failed" if error else "sent", error,
+                                q.created_at_s))  # fmt: skip
+    return out
+
+
+def _read_drives(
+    config: WatchConfig, db: str | None, root: str, before: PassState | None
+) -> tuple[list[DriveSeen], dict[str, tuple[Finding, ...]], list[str], list[tuple[str, str]]]:
+    from disksleuth.analysis.health import health_findings, no_smart_reason
+    from disksleuth.probe.smart import disk_health_readable, read_disk_health
+    from disksleuth.run.health_history import observe
+    from disksleuth.run.inventory import devices
+
+    live = root in ("", "/")
+    readable = disk_health_readable(root)
+    earlier = {d.device: d for d in before.drives} if before else {}
+    drives: list[DriveSeen] = []
+    found: dict[str, tuple[Finding, ...]] = {}
+    notes: list[str] = []
+    self_tests: list[tuple[str, str]] = []
+    if config.self_test and not live:
+        notes.append("self-tests start only on this machine's drives, not under --sysfs-root")
+    for row in devices(root):
+        dev = row.device
+        if dev.transport in SKIPPED_TRANSPORTS:
+            continue
+        findings = list(row.findings)
+        key, counters, not_read, model = dev.name, {}, None, dev.model
+        health_read = False
+        reason = no_smart_reason(dev)
+        if reason or not readable:
+            not_read = reason or "no smartctl output saved beside this tree"
+        else:
+            try:
+                health = read_disk_health(dev.name, root)
+            except DisksleuthError as exc:
+                not_read = str(exc)
+            else:
+                observed = observe(
+                    health, health_findings(health), db, device_name=dev.name, source="watch" if live else "file"
+                )
+                findings.extend(replace(f, device=f.device or dev.name) for f in observed.findings)
+                if observed.reading is not None:
+                    key = observed.reading.drive_key
+                counters, model, health_read = health.counters(), health.model or model, True
+                if config.self_test and live:
+                    self_tests.append((dev.name, _start_self_test(dev.path, config.self_test, db)))
+        if live:  # the store's benchmarks are of this machine's drives, not of a tree's
+            findings.extend(_baseline(db, dev.name))
+        prior = earlier.get(dev.name)
+        if not health_read and prior is not None and prior.health_read:
+            # Asleep or unreadable now: the drive's last known health stands, and nothing is told of it.
+            drives.append(replace(prior, not_read=not_read, carried=True))
+            found[dev.name] = tuple(findings)
+            continue
+        seen = tuple(SeenFinding(f.code, f.severity, f.message) for f in findings if f.severity != "ok")
+        drives.append(DriveSeen(key, dev.name, model, seen, counters, health_read, not_read))
+        found[dev.name] = tuple(findings)
+    return drives, found, notes, self_tests
+
+
+def _start_self_test(path: str, kind: str, db: str | None) -> str:
+    """The self-test policy: start KIND unless one is running (never aborted); its result is judged by the health
+    findings of a later pass (self_test_failed)."""
+    try:
+        from disksleuth.run.selftest import start_self_test
+    except ImportError:  # an install without the self-test module: said, never fatal
+        return "not started: this disksleuth cannot start self-tests"
+    try:
+        start = start_self_test(path, kind, timeout_s=60.0, db=db)
+    except DisksleuthError as exc:
+        return f"not started: {exc}"
+    if getattr(start, "already_running", False):
+        return f"{kind} not started: a self-test is already running"
+    estimate = getattr(start, "estimate_minutes", None)
+    return f"{kind} started" + (f" (the drive estimates {estimate} min)" if estimate else "")
+
+
+def _baseline(db: str | None, device: str) -> list[Finding]:
+    """The newest stored benchmark's verdict against the drive's own past (slower_than_usual), as it was."""
+    from disksleuth.errors import StoreMissing
+    from disksleuth.store.db import Store
+    from disksleuth.store.watch import newest_run_findings
+
+    try:
+        with Store(db, create=False, read_only=True) as store:
+            rows = newest_run_findings(store, socket.gethostname(), device, BASELINE_CODES)
+    except StoreMissing:
+        return []
+    return [
+        Finding(r["code"], r["severity"], f"run #{r['run_id']}: {r['message']}", r["evidence"], r["hint"], device)
+        for r in rows
+    ]
+
+
+def news(changes: Sequence[Change]) -> bool:
+    """Whether a pass found something at warn or critical that was not muted (its exit status is then 1)."""
+    return any(not c.muted and c.severity in judge.NEWS for c in changes)
+
+
+def send_test(config: WatchConfig, db: str | None) -> list[Delivery]:
+    """--test-notify: one message to every target now, outside the outbox (quiet hours do not hold it)."""
+    from disksleuth.run import notify
+    from disksleuth.store.db import Store
+
+    if not config.notify:
+        raise UsageError("--test-notify needs a --notify URL or a config file with a notify list")
+    notify.check_urls(config.notify)
+    host = socket.gethostname()
+    with Store(db, create=True) as store:
+        key = store.serial_key
+    out = []
+    for url in config.notify:
+        target = notify.target_of(url, key)
+        message = notify.test_message(host)
+        error = notify.send(target, message)
+        out.append(Delivery(target.label, message.kind, message.title, "failed" if error else "sent", error))
+    return out
+
+
+# --- systemd units -------------------------------------------------------------------------------
+
+MARKER = "# Written by `disksleuth watch --install`; `disksleuth watch --uninstall` removes it."
+UNIT_NAMES = (
+    "disksleuth-watch.service",
+    "disksleuth-watch.timer",
+    "disksleuth-selftest-short.service",
+    "disksleuth-selftest-short.timer",
+    "disksleuth-selftest-long.service",
+    "disksleuth-selftest-long.timer",
+)
+DEFAULT_SCHEDULE = {
+    "watch": "*-*-* 08:00:00",
+    "selftest-short": "Sun *-*-* 03:00:00",
+    "selftest-long": "*-*-01 04:00:00",
+}
+
+
+def _calendar(text: str, option: str) -> str | None:
+    value = text.strip()
+    if value == "off":
+        return None
+    if not value or not value.isprintable() or len(value) > 100:
+        raise UsageError(f"{option}: a systemd calendar expression (e.g. 'daily', 'Sun *-*-* 03:00') or off")
+    return value
+
+
+def unit_texts(*, config_path: str | None, db: str | None, schedule: dict[str, str | None]) -> dict[str, str]:
+    """The units' text: a oneshot service and its timer for the pass and for each self-test kind scheduled."""
+    import shlex
+    import sys
+
+    base = [sys.executable, "-m", "disksleuth", "watch"]
+    if config_path:
+        base += ["--config", os.path.abspath(config_path)]
+    if db:
+        base += ["--db", db]
+    out: dict[str, str] = {}
+    for name, extra, what in (
+        ("watch", [], "a daily pass over every drive"),
+        ("selftest-short", ["--self-test", "short"], "a short SMART self-test of every drive, then a pass"),
+        ("selftest-long", ["--self-test", "long"], "a long SMART self-test of every drive, then a pass"),
+    ):
+        calendar = schedule.get(name)
+        if calendar is None:
+            continue
+        command = " ".join(_systemd_quote(shlex.quote(a)) for a in [*base, *extra])
+        out[f"disksleuth-{name}.service"] = (
+            f"{MARKER}\n[Unit]\nDescription=disksleuth watch: {what}\n"
+            "Documentation=man:disksleuth(1)\nAfter=local-fs.target network-online.target\n"
+            "Wants=network-online.target\n\n"
+            "[Service]\nType=oneshot\n"
+            "# 1: the pass found something new at warn or critical (it was notified): not a failure of the unit\n"
+            f"SuccessExitStatus=1\nExecStart={command}\nNice=10\nIOSchedulingClass=idle\n"
+        )
+        out[f"disksleuth-{name}.timer"] = (
+            f"{MARKER}\n[Unit]\nDescription=disksleuth watch: {what}\n\n"
+            f"[Timer]\nOnCalendar={calendar}\nPersistent=true\nRandomizedDelaySec=10min\n\n"
+            "[Install]\nWantedBy=timers.target\n"
+        )
+    return out
+
+
+def _systemd_quote(arg: str) -> str:
+    return arg.replace("%", "%%")  # systemd expands % specifiers in ExecStart
+
+
+def install_units(unit_dir: str, texts: dict[str, str]) -> list[str]:
+    """Write each unit; a file there that disksleuth did not write is never replaced."""
+    from disksleuth.outfile import write_private_text
+
+    if not os.path.isdir(unit_dir):
+        raise UsageError(f"{unit_dir}: no such directory for the systemd units")
+    for name in texts:
+        path = os.path.join(unit_dir, name)
+        if os.path.lexists(path) and not _ours(path):
+            raise UsageError(f"{path} exists and was not written by disksleuth: left as it is, nothing installed")
+    written = []
+    for name, text in texts.items():
+        path = os.path.join(unit_dir, name)
+        write_private_text(path, text)  # a new file renamed over ours (checked above): never written through
+        os.chmod(path, 0o644)  # systemd reads units as any user; nothing secret in them but --db's URL
+        written.append(path)
+    return written
+
+
+def uninstall_units(unit_dir: str) -> tuple[list[str], list[str]]:
+    """Remove the units disksleuth wrote (its marker line first); what else has those names stays."""
+    removed, left = [], []
+    for name in UNIT_NAMES:
+        path = os.path.join(unit_dir, name)
+        if not os.path.lexists(path):
+            continue
+        if _ours(path):
+            os.unlink(path)
+            removed.append(path)
+        else:
+            left.append(path)
+    return removed, left
+
+
+def _ours(path: str) -> bool:
+    """A regular file (not a link) whose first line is the marker."""
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.readline(len(MARKER) + 2).rstrip("\n") == MARKER
+    except OSError:
+        return False
