@@ -67,8 +67,8 @@ def test_the_series_from_the_same_completions_holds_no_spike_above_the_cap():
     assert w is not None
     after_ramp = [StatusSample(0.8 + k / 10, 0, 0, 0, None, runtime_ms=100 * k) for k in range(1, 20)]
     points = completions.series(w, after_ramp, 0.1)
-    assert len(points) >= 4
-    assert all(p.read_mbps <= 50 * 1.1 for p in points), [p.read_mbps for p in points]
+    assert len(points) >= 2  # points of a second or more (SERIES_MIN_S)
+    assert all(p.read_mbps <= 50 * 1.03 for p in points), [p.read_mbps for p in points]
     times = [p.t_s for p in points]
     assert times == sorted(set(times)) and times[0] > 0.8
     # The points are of the window: their requests over their time are the figure.

@@ -39,6 +39,12 @@ PER_IO_LOG_MIN_BS = 128 * 1024
 SERIES_MIN_IOS = 20
 
 COMPLETIONS = "completions"  # rate_basis: from the per-request log
+# rate_basis of smaller blocks: fio's completed-request counts in its status documents (see counted_window).
+COUNTED = "completed_counts"
+# A point of the series spans at least a second (the per-second series of charts): blk-throttle and write-back
+# release requests in bursts, and a point of 100 ms held one burst too many or too few (359 MB/s beside 109 at a
+# 200 MB/s cap), one of 0.5 s still 20% too many (60 MB/s at a 50 MB/s cap, 4 KiB reads).
+SERIES_MIN_S = 1.0
 
 # (completion time ms, latency ns, direction, block size bytes), as probe/fio_bwlog.read_lat_logs gives them.
 Entry = tuple[int, int, str, int]
@@ -56,6 +62,7 @@ class Window:
     ci95_pct: float | None
     steady: tuple[Entry, ...] = ()  # the completions up to the last issue, in time order
     edges: tuple[int, ...] = ()  # indices in `steady` a window may open or close at (`_edges`)
+    basis: str = COMPLETIONS  # rate_basis of the figures it gives
 
     def mbps(self, direction: str) -> float:
         done = self.read_bytes if direction == "read" else self.write_bytes
@@ -107,7 +114,7 @@ def _edges(times: Sequence[int]) -> list[int]:
     return [i for i in range(len(times) - 1) if times[i + 1] - times[i] >= mean_gap]
 
 
-def _interval_pct(times: Sequence[int], edges: Sequence[int]) -> float | None:
+def _interval_pct(times: Sequence[int], edges: Sequence[int], counts: Sequence[int] | None = None) -> float | None:
     """The 95% interval of completions per unit time over the window, in percent, by batch means of a ratio:
     the window cut at edges into about MAX_BATCHES batches of equal time, each batch (requests, time), and the
     spread of requests - rate x time across batches (the ratio estimator's residuals; its centre is the window's
@@ -125,7 +132,10 @@ def _interval_pct(times: Sequence[int], edges: Sequence[int]) -> float | None:
             cuts.append(nearest)
     if last > cuts[-1]:
         cuts.append(last)
-    batches = [(b - a, times[b] - times[a]) for a, b in zip(cuts, cuts[1:], strict=False) if times[b] > times[a]]
+    done = counts if counts is not None else range(len(times))  # completions up to each index
+    batches = [
+        (done[b] - done[a], times[b] - times[a]) for a, b in zip(cuts, cuts[1:], strict=False) if times[b] > times[a]
+    ]
     k = len(batches)
     if k < confidence.MIN_BATCHES:
         return None
@@ -166,7 +176,7 @@ def with_window(result: TestResult, window: Window) -> TestResult:
         write_iops=iops("write", result.write_iops),
         completed_ios=window.completed_ios,
         window_s=round(window.window_s, 3),
-        rate_basis=COMPLETIONS,
+        rate_basis=window.basis,
     )
 
 
@@ -185,14 +195,15 @@ def series(window: Window, samples: Sequence[StatusSample], interval_s: float) -
     offset_s = offsets[-1]
     times = [e[0] for e in window.steady]
     cuts = [window.edges[0]]
+    least_s = max(interval_s, SERIES_MIN_S)
     for i in window.edges[1:]:
         since_ms = times[i] - times[cuts[-1]]
-        if since_ms >= 1000 * interval_s and i - cuts[-1] >= SERIES_MIN_IOS:
+        if since_ms >= 1000 * least_s and i - cuts[-1] >= SERIES_MIN_IOS:
             cuts.append(i)
         elif i == window.edges[-1] and since_ms > 0:
             # The last stretch joins the point before it when shorter than half a point (a point of one
             # millisecond would be a spike of its own, and share its time with the one before).
-            if (since_ms < 500 * interval_s or i - cuts[-1] < SERIES_MIN_IOS // 2) and len(cuts) > 1:
+            if (since_ms < 500 * least_s or i - cuts[-1] < SERIES_MIN_IOS // 2) and len(cuts) > 1:
                 cuts[-1] = i
             else:
                 cuts.append(i)
@@ -210,4 +221,83 @@ def series(window: Window, samples: Sequence[StatusSample], interval_s: float) -
                 iops=round(len(done) / span_s, 1),
             )
         )
+    return tuple(out)
+
+
+# --- smaller blocks: fio's own counts ---------------------------------------------------------------------------
+#
+# A test of 4 KiB blocks completes thousands to hundreds of thousands of requests a second: a per-request log would
+# be tens of MB a test to write and read (200k lines a second on a RAM device), and an edge of iodepth requests is
+# a fraction of a percent of its window. So its figures come from what fio counts of completed requests: the bytes
+# completed (io_bytes) in each status document, at a fixed block size that many requests. fio's total_ios is not
+# used: it counts requests issued, iodepth ahead of the completed ones. The window runs from the first document
+# after the ramp's reset to the last one the stop rule judged, over fio's own timestamps of the two (its runtime
+# field can lag the bytes it is reported with), so the drain after the last issue and a partial last interval are
+# left out, as for the logged tests; the interval is batch means of the same counts (`_interval_pct`), and the
+# series sums the same counts over stretches of at least SERIES_MIN_S.
+
+
+def counted_window(samples: Sequence[StatusSample], bs_bytes: int, ramp_s: float) -> Window | None:
+    """The window of a test of `bs_bytes` blocks from fio's completed bytes in its status documents, or None
+    when fewer than two documents after the ramp carry fio's timestamps."""
+    start = confidence.reset_index(samples, ramp_s)
+    if start is None or bs_bytes <= 0:
+        return None
+    docs = [s for s in samples[start:] if s.timestamp_ms is not None]
+    if len(docs) < 2 or docs[-1].timestamp_ms == docs[0].timestamp_ms:
+        return None
+    base = docs[0]
+    times = [(d.timestamp_ms or 0) - (base.timestamp_ms or 0) for d in docs]
+    counts = [(d.read_bytes + d.write_bytes - base.read_bytes - base.write_bytes) // bs_bytes for d in docs]
+    read_bytes, write_bytes = docs[-1].read_bytes - base.read_bytes, docs[-1].write_bytes - base.write_bytes
+    edges = list(range(len(docs)))
+    return Window(
+        completed_ios=counts[-1],
+        window_s=times[-1] / 1000.0,
+        end_ms=times[-1],
+        read_bytes=read_bytes // bs_bytes * bs_bytes,
+        write_bytes=write_bytes // bs_bytes * bs_bytes,
+        read_ios=read_bytes // bs_bytes,
+        write_ios=write_bytes // bs_bytes,
+        ci95_pct=_interval_pct(times, edges, counts),
+        basis=COUNTED,
+    )
+
+
+def counted_series(
+    samples: Sequence[StatusSample], bs_bytes: int, ramp_s: float, interval_s: float
+) -> tuple[SeriesPoint, ...]:
+    """The throughput over time of a counted test (`counted_window`): completed bytes over fio's timestamps,
+    summed over stretches of at least SERIES_MIN_S (a 100 ms document held a burst of the throttle too many or
+    too few: 8.5 and 81 MB/s beside each other at a steady 41). Times are our clock's at each closing document."""
+    start = confidence.reset_index(samples, ramp_s)
+    if start is None or bs_bytes <= 0:
+        return ()
+    docs = [s for s in samples[start:] if s.timestamp_ms is not None]
+    least_ms = 1000 * max(interval_s, SERIES_MIN_S)
+    out: list[SeriesPoint] = []
+    a = prev_a = 0
+    for b in range(1, len(docs)):
+        span_ms = (docs[b].timestamp_ms or 0) - (docs[a].timestamp_ms or 0)
+        last = b == len(docs) - 1
+        if span_ms < least_ms and not last:
+            continue
+        if last and span_ms < least_ms / 2 and out:
+            out.pop()  # a short last stretch joins the point before it
+            a = prev_a
+            span_ms = (docs[b].timestamp_ms or 0) - (docs[a].timestamp_ms or 0)
+        if span_ms <= 0:
+            continue
+        read = docs[b].read_bytes - docs[a].read_bytes
+        write = docs[b].write_bytes - docs[a].write_bytes
+        span_s = span_ms / 1000.0
+        out.append(
+            SeriesPoint(
+                t_s=round(docs[b].elapsed_s, 2),
+                read_mbps=round(read / span_s / 1e6, 3),
+                write_mbps=round(write / span_s / 1e6, 3),
+                iops=round((read + write) // bs_bytes / span_s, 1),
+            )
+        )
+        prev_a, a = a, b
     return tuple(out)

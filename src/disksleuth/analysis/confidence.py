@@ -127,19 +127,25 @@ def measured_rates(samples: Sequence[StatusSample], ramp_s: float) -> list[float
     analysis/results.series_from_samples); our own clock would count fio's start-up as ramp time."""
     from disksleuth.analysis.results import series_from_samples
 
-    start = 0
-    if ramp_s > 0:
-        for i in range(1, len(samples)):
-            prev, s = samples[i - 1], samples[i]
-            if s.runtime_ms is None or prev.runtime_ms is None:
-                break
-            wall_ms = (s.timestamp_ms - prev.timestamp_ms) if s.timestamp_ms and prev.timestamp_ms else None
-            if s.runtime_ms < prev.runtime_ms or (wall_ms and s.runtime_ms - prev.runtime_ms < 0.5 * wall_ms):
-                start = i - 1
-                break
-        else:
-            return []  # still in the ramp
-    return [p.read_mbps + p.write_mbps for p in series_from_samples(samples[start:])]
+    start = reset_index(samples, ramp_s)
+    if start is None:
+        return []  # still in the ramp
+    return [p.read_mbps + p.write_mbps for p in series_from_samples(samples[max(0, start - 1) :])]
+
+
+def reset_index(samples: Sequence[StatusSample], ramp_s: float) -> int | None:
+    """The index of the first status document after fio zeroed its counters at the ramp's end (0 without a
+    ramp), or None while still in the ramp: where fio's runtime fell behind the wall clock."""
+    if ramp_s <= 0:
+        return 0
+    for i in range(1, len(samples)):
+        prev, s = samples[i - 1], samples[i]
+        if s.runtime_ms is None or prev.runtime_ms is None:
+            return 1  # no runtime to tell by: as measured_rates always did, from the second document
+        wall_ms = (s.timestamp_ms - prev.timestamp_ms) if s.timestamp_ms and prev.timestamp_ms else None
+        if s.runtime_ms < prev.runtime_ms or (wall_ms and s.runtime_ms - prev.runtime_ms < 0.5 * wall_ms):
+            return i
+    return None
 
 
 def ci95_pct(values: Sequence[float], sample_s: float | None = None) -> float | None:

@@ -234,6 +234,12 @@ class ConfidenceStop:
         # issued since the ramp trails the completed ones by the queue, so this errs on the long side.
         if sample.ios < completions.MIN_COMPLETIONS:
             return False
+        if counts_completed(self.step):
+            # The interval the result will show, from the same counts (analysis/completions.counted_window).
+            window = completions.counted_window(self.samples, self.step.spec.bs_bytes, self.step.ramp_s)
+            if window is None or window.window_s + 1e-9 < self.step.min_s or window.ci95_pct is None:
+                return False
+            return window.ci95_pct <= self.rule.target_pct
         measured = confidence.measured_rates(self.samples, self.step.ramp_s)
         return self.rule.sure(measured, len(measured) * self.step.status_interval_s)
 
@@ -296,8 +302,13 @@ def analyse_timed(outcome: FioOutcome) -> TestResult:
     """The usual time-based test: figures from fio's final report, series from its status stream."""
     step, where = outcome.step, outcome.where
     job = aggregate(outcome.report)
+    # The interval is of the samples the stop rule judged: the one fio prints while it stops is partial.
+    judged = outcome.samples[: outcome.decided_at] if outcome.decided_at else outcome.samples
     window = completions.window(outcome.completed) if outcome.completed is not None else None
     points = completions.series(window, outcome.samples, step.status_interval_s) if window else ()
+    if counts_completed(step):
+        window = completions.counted_window(judged, step.spec.bs_bytes, step.ramp_s)
+        points = completions.counted_series(judged, step.spec.bs_bytes, step.ramp_s, step.status_interval_s)
     if not points:
         points = series_from_samples(outcome.samples)
     series = tuple(replace(p, temperature_c=_nearest(outcome.temperatures, p.t_s)) for p in points)
@@ -322,8 +333,6 @@ def analyse_timed(outcome: FioOutcome) -> TestResult:
         few = completions.too_few_note(result.completed_ios, result.window_s)
         if few is not None:
             result = replace(result, notes=(*result.notes, few))
-    # The interval is of the samples the stop rule judged: the one fio prints while it stops is partial.
-    judged = outcome.samples[: outcome.decided_at] if outcome.decided_at else outcome.samples
     return steady.annotate(
         result,
         measured=confidence.measured_rates(judged, step.ramp_s),
@@ -348,6 +357,13 @@ def logs_each_request(step: TestStep) -> bool:
     """Tests of few, large requests get fio's per-request log, for figures of completed requests only."""
     spec = step.spec
     return step.kind == "timed" and not spec.extra_args and spec.bs_bytes >= completions.PER_IO_LOG_MIN_BS
+
+
+def counts_completed(step: TestStep) -> bool:
+    """Tests of smaller blocks take their figures from fio's completed-request counts in its status documents
+    (analysis/completions.counted_window): too many requests a second to log each."""
+    spec = step.spec
+    return step.kind == "timed" and not spec.extra_args and 0 < spec.bs_bytes < completions.PER_IO_LOG_MIN_BS
 
 
 ANALYSES: dict[str, Analysis] = {"timed": analyse_timed}
