@@ -32,7 +32,18 @@ class Section:
 
     @property
     def text(self) -> str:
-        return "\n".join(line.text for line in self.lines)
+        if self.kind.endswith("json") or len(self.lines) < 2 or self.last_line - self.first_line < len(self.lines):
+            return "\n".join(line.text for line in self.lines)
+        # A line the normaliser joined from wrapped pieces stands for several: an empty line for each piece after the
+        # first keeps the numbers of the lines below right for a parser that counts from first_line.
+        parts: list[str] = []
+        prev = self.lines[0].no - 1
+        for line in self.lines:
+            if line.no > prev + 1:
+                parts.extend([""] * (line.no - prev - 1))
+            parts.append(line.text)
+            prev = line.no
+        return "\n".join(parts)
 
 
 @dataclass(frozen=True)

@@ -98,9 +98,7 @@ _FIO_LINE = re.compile(
 )
 _HDPARM_DEV = re.compile(r"^\s*/dev/\S+:\s*$")
 _HDPARM_TIMING = re.compile(r"^\s*Timing (?:O_DIRECT )?(?:cached|buffered disk|buffer-cache) reads:")
-_DD_LINE = re.compile(
-    r"^\s*(?:\d+\+\d+ records (?:in|out)|\d+ bytes(?: \([^)]{1,40}\))?(?: \([^)]{1,40}\))? copied,)"
-)
+_DD_LINE = re.compile(r"^\s*(?:\d+\+\d+ records (?:in|out)|\d+ bytes(?: \([^)]{1,40}\))?(?: \([^)]{1,40}\))? copied,)")
 _DD_COPIED = re.compile(r"^\s*\d+ bytes(?: \([^)]{1,40}\))?(?: \([^)]{1,40}\))? copied,")
 _DMIDECODE = re.compile(r"^\s*(?:# dmidecode \d|Handle 0x[0-9A-Fa-f]{4}, DMI type \d{1,3},)")
 _DMIDECODE_VERSION = re.compile(r"^\s*# dmidecode \d{1,3}\.\d{1,3}\S{0,20}\s*$")
@@ -143,12 +141,24 @@ def normalise(text: str) -> tuple[list[PasteLine], list[str]]:
     if quoted and strip_quotes:
         notes.append("e-mail quoting ('> ') removed")
     lines: list[PasteLine] = []
+    # A reply that quotes command output among prose: once a quoted line is output, the quoted lines after it are
+    # too (an lspci record's property lines, a smartctl report's body), through a line the reply's own wrapping left
+    # unquoted (a short tail at the margin), up to a blank or other unquoted line.
+    quoted_run = False
     for no, line in enumerate(raw, start=1):
         if not line:
+            quoted_run = False
             lines.append(PasteLine(no, line))
             continue
-        if quoted and (strip_quotes or _quoted_output(line[:MAX_LINE_CHARS])):
+        if quoted and strip_quotes:
             line = _QUOTE.sub("", line, count=1)
+        elif quoted:
+            if line[:1] == ">" or line[:2] == " >":
+                if quoted_run or _quoted_output(line[:MAX_LINE_CHARS]):
+                    quoted_run = True
+                    line = _QUOTE.sub("", line, count=1)
+            elif quoted_run:
+                quoted_run = not line[:1].isspace() and len(line) <= _QUOTED_TAIL_CHARS
         if "\u00a0" in line:
             line = line.replace("\u00a0", " ")
         short = line[:MAX_LINE_CHARS]
@@ -185,6 +195,9 @@ def _binary_share(sample: str) -> float:
     return bad / len(sample)
 
 
+_QUOTED_TAIL_CHARS = 40  # the longest unquoted wrap tail a quoted run goes on through
+
+
 def _quoted_output(line: str) -> bool:
     """A quoted line that is command output, in a paste that is mostly not quoted (a reply quoting one paste)."""
     body = _QUOTE.sub("", line, count=1)
@@ -198,6 +211,14 @@ def _quoted_output(line: str) -> bool:
 
 _WRAP_TAIL = re.compile(r"^\s*+(?:Width x\d+|\((?:downgraded|ok)\)|Width x\d+ \((?:downgraded|ok)\))")
 _WIDTH_AT_END = re.compile(r"Width x\d++$")
+# A field of `lspci -vv` at the start of a line: "Control:", "Kernel driver in use:", "Region 0:", "LnkSta:". A name
+# of letters, digits, spaces and a few marks, then a colon and a space: one possessive run, so it fails in one pass.
+_LSPCI_FIELD = re.compile(r"[A-Za-z][A-Za-z0-9 /.#()-]{0,40}+:(?:[ \t]|$)")
+# Where a mail client or forum wraps: at 72 to 80 columns, at the last space before the limit. A line is taken as cut
+# when the first word of the next line would have taken it past WRAP_MIN_COLUMNS; a line longer than WRAP_MAX_CHARS
+# was not wrapped at 72-80 columns.
+WRAP_MIN_COLUMNS = 64
+WRAP_MAX_CHARS = 120
 
 
 def _wrappable(text: str) -> bool:
@@ -213,27 +234,101 @@ def _wrappable(text: str) -> bool:
     return head.endswith("Speed") and last.split() == [last]
 
 
+def _cut_before(piece: str, text: str) -> bool:
+    """Whether `piece` (one line as pasted) ends where a wrap at 72-80 columns would have broken it, `text` being
+    the next line: the next line's first word did not fit after it."""
+    length = len(piece.rstrip())
+    if not 0 < length <= WRAP_MAX_CHARS:
+        return False
+    space = text.find(" ", 0, WRAP_MAX_CHARS)
+    first_word = space if space >= 0 else min(len(text), WRAP_MAX_CHARS)
+    return length + 1 + first_word > WRAP_MIN_COLUMNS
+
+
+class _Joiner:
+    """The line being built from a line and the continuations joined to it, kept as pieces and joined once, so a run
+    of continuations costs their length, not the square of it."""
+
+    __slots__ = ("no", "pieces", "chars", "whole")
+
+    def __init__(self, line: PasteLine):
+        self.no = line.no
+        self.whole = line
+        self.pieces = [line.text]
+        self.chars = len(line.text)
+
+    def add(self, text: str) -> bool:
+        if self.chars + 1 + len(text) > MAX_LINE_CHARS:
+            return False
+        self.pieces.append(text)
+        self.chars += 1 + len(text)
+        return True
+
+    @property
+    def last(self) -> str:
+        return self.pieces[-1]
+
+    def text(self) -> str:
+        return " ".join(self.pieces) if len(self.pieces) > 1 else self.pieces[0]
+
+    def line(self) -> PasteLine:
+        if len(self.pieces) == 1:
+            return self.whole
+        return PasteLine(self.no, self.text())
+
+
 def _join_wrapped(lines: list[PasteLine]) -> list[PasteLine]:
-    """Join a LnkSta/LnkCap line a mail client wrapped before its "Width" or "(downgraded)" (certain breaks only)."""
+    """Lines a mail client or forum wrapped, joined back (issue 40):
+    - in `lspci -vv` output, a line at the left margin that is no lspci field, no device header and no other
+      command's start, right after a line that was cut (see _cut_before): a device header continued on the next line
+      ("... ASM1062 Serial ATA" / "Controller [1b21:0612] (rev 02)"), a capability cut before its last flags
+      ("DevSta: ... AuxPwr-" / "TransPend-"). Property lines of lspci are indented, so a line at the margin inside a
+      record is a wrapped tail; in a record pasted without indentation the field names tell the lines apart.
+    - a LnkSta/LnkCap line wrapped before its "Width ..." or "(downgraded)" (indented or not).
+    One pass; each line is looked at a bounded number of times."""
     out: list[PasteLine] = []
+    cur: _Joiner | None = None
+    in_lspci = False
+    blanks = 0
     for line in lines:
-        if not out or "Lnk" not in out[-1].text:  # both joins need a LnkSta/LnkCap line above
-            out.append(line)
+        text = line.text
+        if cur is not None:
+            if text and not text[0].isspace() and in_lspci and _lspci_tail(cur.last, text) and cur.add(text.strip()):
+                continue
+            if "Lnk" in cur.pieces[0] and _lnk_tail(cur.text(), text) and cur.add(text.strip()):
+                continue
+            out.append(cur.line())
+        cur = _Joiner(line)
+        if not text.strip():
+            blanks += 1
+            in_lspci = in_lspci and blanks <= 2
             continue
-        if _WRAP_TAIL.match(line.text) and "Width" not in out[-1].text and _wrappable(out[-1].text):
-            prev = out[-1]
-            out[-1] = PasteLine(prev.no, (prev.text.rstrip() + " " + line.text.strip())[:MAX_LINE_CHARS])
-            continue
-        if (
-            line.text.lstrip().startswith("(downgraded)")
-            and "LnkSta" in out[-1].text
-            and _WIDTH_AT_END.search(out[-1].text.rstrip())
-        ):
-            prev = out[-1]
-            out[-1] = PasteLine(prev.no, (prev.text.rstrip() + " " + line.text.strip())[:MAX_LINE_CHARS])
-            continue
-        out.append(line)
+        blanks = 0
+        if text.startswith("$ "):
+            in_lspci = False
+        elif _LSPCI_HEADER.match(text, 0, MAX_LINE_CHARS):
+            in_lspci = True
+        elif in_lspci and not text[0].isspace() and _start_kind(text) is not None:
+            in_lspci = False
+    if cur is not None:
+        out.append(cur.line())
     return out
+
+
+def _lspci_tail(prev: str, text: str) -> bool:
+    """A line at the margin that continues the cut line above it in lspci output."""
+    if not _cut_before(prev, text) or text.startswith("$ "):
+        return False
+    if _LSPCI_FIELD.match(text, 0, 64) or _LSPCI_HEADER.match(text, 0, MAX_LINE_CHARS):
+        return False
+    return _start_kind(text) is None
+
+
+def _lnk_tail(prev: str, text: str) -> bool:
+    """A LnkSta/LnkCap line's "Width ..." or "(downgraded)" that a mail client moved to the next line."""
+    if _WRAP_TAIL.match(text, 0, MAX_LINE_CHARS) and "Width" not in prev and _wrappable(prev):
+        return True
+    return text.lstrip().startswith("(downgraded)") and "LnkSta" in prev and bool(_WIDTH_AT_END.search(prev.rstrip()))
 
 
 # Which command's output starts on a line, judged by its content alone: the detectors in the order they are
