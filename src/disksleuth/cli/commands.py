@@ -46,6 +46,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "one pass over every drive (health, self-tests, links, the last benchmark's baseline), kept in the store; "
         "notifies (Apprise URLs) only what changed since the pass before; --install writes systemd timers",
     ),
+    "verify": (
+        "verify",
+        "does the device hold what it says? Writes tagged blocks across it and reads them back (fake_capacity "
+        "when it holds less); needs --destructive: the data on it is destroyed",
+    ),
     "completion": ("package", "a bash, zsh or fish completion script for disksleuth, generated from its parser"),
     "manpage": ("package", "the disksleuth(1) man page (roff), generated from its parser"),
 }
