@@ -7,9 +7,11 @@ when a target is checked or a message is sent, never by a pass with nothing to s
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +41,11 @@ def check_urls(urls: Sequence[str]) -> None:
     """Refuse a URL Apprise cannot use before anything is read (one line, the URL's scheme only)."""
     if not urls:
         return
+    with _no_deprecation_warnings():
+        _check_urls(urls)
+
+
+def _check_urls(urls: Sequence[str]) -> None:
     apprise = _apprise()
     for url in urls:
         scheme = url.partition("://")[0] if "://" in url else ""
@@ -51,6 +58,15 @@ def check_urls(urls: Sequence[str]) -> None:
                 f"Apprise cannot use this {scheme}:// URL (unknown scheme, or a part missing); see its wiki: "
                 "https://github.com/caronc/apprise/wiki"
             )
+
+
+@contextlib.contextmanager
+def _no_deprecation_warnings() -> Iterator[None]:
+    """Apprise loads its plugins on first use, and its mail plugin imports imghdr (deprecated since Python 3.11):
+    not the user's concern, and no warning line on their terminal."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        yield
 
 
 def _apprise() -> Any:
@@ -92,6 +108,11 @@ def test_message(host: str) -> Message:
 
 def send(target: Target, message: Message) -> str | None:
     """Hand one message to one target; None when it took it, else why not (one line)."""
+    with _no_deprecation_warnings():
+        return _send(target, message)
+
+
+def _send(target: Target, message: Message) -> str | None:
     import logging
 
     apprise = _apprise()

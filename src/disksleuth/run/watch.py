@@ -141,7 +141,7 @@ def watch_pass(
     from disksleuth.store.watch import last_pass, save_pass
 
     now = time.time() if now_s is None else now_s
-    host = hostname or socket.gethostname()
+    host = shown = hostname or socket.gethostname()
     if scope and scope != "/":
         import hashlib
 
@@ -156,15 +156,15 @@ def watch_pass(
     late = judge.overdue_s(before.at_s if before else None, now, config.overdue_hours)
     heartbeat_at = before.heartbeat_at_s if before else None
     beat = judge.heartbeat_due(heartbeat_at, first_s, now, config.heartbeat_days)
-    messages = notify.change_messages(host, changes)
+    messages = notify.change_messages(shown, changes)
     if late is not None:
         from disksleuth.present.watch_view import overdue_note
 
         notes.append(overdue_note(late, config.overdue_hours))
-        messages.insert(0, notify.overdue_message(host, late, config.overdue_hours))
+        messages.insert(0, notify.overdue_message(shown, late, config.overdue_hours))
     if beat:
         attention = [f"{d} {f.code}" for d, fs in findings.items() for f in fs if f.severity in judge.NEWS]
-        messages.append(notify.heartbeat_message(host, len(drives), attention))
+        messages.append(notify.heartbeat_message(shown, len(drives), attention))
         heartbeat_at = now
     quiet = judge.in_quiet_hours(config.quiet_hours, to_local(now))
     if quiet and config.quiet_hours:
@@ -180,7 +180,7 @@ def watch_pass(
     if failed:
         notes.append(f"{len(failed)} message(s) not taken by their target: kept, tried again by the next pass")
     return WatchOutcome(
-        at_s=now, hostname=host, state=state, changes=tuple(changes), deliveries=tuple(deliveries),
+        at_s=now, hostname=shown, state=state, changes=tuple(changes), deliveries=tuple(deliveries),
         previous_at_s=before.at_s if before else None, overdue_s=late, heartbeat=beat, quiet=quiet,
         self_tests=tuple(self_tests), notes=tuple(notes), findings=findings, saved=True,
     )  # fmt: skip
