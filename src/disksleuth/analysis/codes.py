@@ -39,6 +39,8 @@ FINDING_CODES = frozenset(
         "raw_device_reads",
         "sata_link_downgraded",
         "sd_app_class",
+        "self_test_failed",
+        "self_test_overdue",
         "shared_bottleneck",
         "slot_firmware_mismatch",
         "slot_limited",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from disksleuth.model import Device, Finding
+from disksleuth.analysis.selftests import self_test_advice, self_test_findings
 from disksleuth.model.run import Health, SmartAttribute
 
 WORN_PCT = 80
@@ -99,7 +100,7 @@ def health_findings(health: Health, changes: dict[str, tuple[int, int]] | None =
                     ],
                     "changes": {k: list(v) for k, v in changes.items()},
                 },
-                hint="Back up this drive now, then plan to replace it; run a long self-test (smartctl -t long).",
+                hint=f"Back up this drive now, then plan to replace it; {self_test_advice(health)}.",
             )
         )
     media = {k: v for k, v in health.media_error_counts.items() if v > 0}
@@ -114,8 +115,8 @@ def health_findings(health: Health, changes: dict[str, tuple[int, int]] | None =
                 ),
                 evidence={"counts": media, "grew": {k: list(v) for k, v in media_grew.items()}},
                 hint=(
-                    "Keep backups current and watch these counters (disksleuth health, or smartctl -A); run a long "
-                    "self-test (smartctl -t long). Replace the drive if they grow."
+                    "Keep backups current and watch these counters (disksleuth health, or smartctl -A); "
+                    f"{self_test_advice(health)}. Replace the drive if they grow."
                 ),
             )
         )
@@ -144,6 +145,7 @@ def health_findings(health: Health, changes: dict[str, tuple[int, int]] | None =
                 hint="Plan a replacement; keep backups current. Writes slow down and errors grow near 100%.",
             )
         )
+    out.extend(self_test_findings(health))
     f = sata_link_from_smartctl(health)
     if f:
         out.append(f)

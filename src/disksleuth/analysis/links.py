@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from disksleuth.analysis.card_claims import card_static_findings
 from disksleuth.analysis.ceilings import (
     pcie_capable,
     pcie_fact,
@@ -50,6 +51,7 @@ def static_findings(device: Device) -> list[Finding]:
         elif isinstance(hop, SataHop):
             candidates.append(sata_link_finding(hop))
     candidates.append(behind_chipset(pcie, device.chipset_uplink))
+    candidates.extend(card_static_findings(device))  # an SD card's or eMMC's own claims and wear (issue 39)
     return [replace(f, device=device.name) for f in candidates if f is not None]
 
 

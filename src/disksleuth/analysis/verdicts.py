@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from disksleuth.analysis import card_claims
 from disksleuth.analysis import limits as io_limits
 from disksleuth.analysis.ceilings import link_chain, pcie_label, pcie_mbps, usb_mbps
 from disksleuth.analysis.foreign import foreign_io
@@ -489,6 +490,9 @@ def poor_random_write(figures: Figures) -> Finding | None:
 def sd_app_class(device: Device, figures: Figures) -> Finding | None:
     if device.transport != "mmc" or (figures.rand_read_iops is None and figures.rand_write_iops is None):
         return None
+    card = card_claims.card_of(device)
+    if card is not None and card.app_class:  # the card's own claim is judged instead: card_claim_unmet
+        return None
     r, w = figures.rand_read_iops, figures.rand_write_iops
 
     def meets(cls: tuple[int, int]) -> bool:
@@ -604,6 +608,7 @@ def verdicts(
         cache_suspected(device, chain, figures),
         poor_random_write(figures),
         sd_app_class(device, figures),
+        card_claims.card_claim_unmet(device, figures.seq_write_mbps, figures.rand_read_iops, figures.rand_write_iops),
         thermal_throttling(health, changes, temperature_series, tests),
         foreign_io(tests),
     ):

@@ -91,6 +91,10 @@ def device_to_dict(
         out["partitions"] = [device_to_dict(p) for p in device.partitions]
     if chain is not None:
         out["link"] = chain_to_dict(chain)
+    if device.card_registers is not None:  # an SD card's or eMMC's claims (issue 39)
+        from disksleuth.doc.card import card_to_dict
+
+        out["card"] = card_to_dict(device)
     if findings is not None:
         out["findings"] = [f.to_dict() for f in findings]
     out["notes"] = list(device.notes)

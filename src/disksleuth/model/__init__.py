@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from disksleuth.model.card import CardRegisters  # at run time: the document validator resolves Device's hints
+
 # Annotations only: importing typing (even for typing.TYPE_CHECKING) costs ~3 ms at start-up.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -230,6 +232,9 @@ class Device:
     notes: tuple[str, ...] = ()  # things we could not read, in plain words
     sysfs_path: str | None = None  # resolved, relative to the sysfs root
     fstype: str | None = None  # file system on the device itself (mountinfo, else the udev database)
+    # An SD card's or eMMC's registers as sysfs and debugfs print them (issue 39); analysis.card_registers
+    # decodes them. Never in a document as they are: the CID holds the card's serial.
+    card_registers: CardRegisters | None = None
 
     @property
     def is_partition(self) -> bool:

@@ -217,6 +217,12 @@ class Health:
     # Counters named by what they count, with where they came from ("UDMA_CRC_Error_Count (ATA 199)": 12).
     interface_error_counts: Mapping[str, int] = field(default_factory=dict)  # cable, backplane, connector
     media_error_counts: Mapping[str, int] = field(default_factory=dict)  # reallocated, pending, uncorrectable
+    self_tests: tuple[SelfTest, ...] = ()  # the self-test log, newest first (`self_test`: its head, or one running)
+    # The drive's own estimate of each self-test's duration ("short", "extended", "conveyance"): ATA polling minutes,
+    # NVMe EDSTT for "extended".
+    self_test_minutes: Mapping[str, int] = field(default_factory=dict)
+    data_written_bytes: int | None = None  # host writes over the drive's life (NVMe data units, ATA 241 / statistics)
+    data_read_bytes: int | None = None
 
     def counters(self) -> dict[str, int]:
         """Counters whose growth during a run means something happened."""

@@ -21,6 +21,7 @@ from typing import Protocol
 
 from disksleuth.errors import DeviceNotFound
 from disksleuth.model import Device, Hop, MmcHop, PcieHop, SataHop, Slot, UsbHop, VirtualHop
+from disksleuth.model.card import CardRegisters
 from disksleuth.probe.aer import read_aer_at
 from disksleuth.probe.loops import (
     LoopTable,
@@ -30,6 +31,7 @@ from disksleuth.probe.loops import (
     parse_backing_file,
     read_loop_table,
 )
+from disksleuth.probe.mmc_card import read_card_registers
 from disksleuth.probe.mounts import MountTable, read_mount_table
 from disksleuth.probe.slots import SlotTable, read_slot_table
 from disksleuth.probe.sysfs import (
@@ -196,7 +198,17 @@ def read_device(
         notes=notes.as_tuple(),
         sysfs_path=rel_path,
         fstype=fstype,
+        card_registers=_card_registers(fs, block_dir) if transport == "mmc" else None,
     )
+
+
+def _card_registers(fs: Sysfs, block_dir: str) -> CardRegisters | None:
+    """The registers of the card under an mmcblk device (its `device` link: .../mmc_host/mmc0/mmc0:aaaa)."""
+    card_dir = fs.realpath(os.path.join(block_dir, "device"))
+    base = os.path.basename(card_dir)
+    if not _MMC_CARD_RE.match(base) or not fs.isdir(card_dir):
+        return None
+    return read_card_registers(fs, card_dir, base.split(":")[0])
 
 
 def parse_udev_fstype(text: str | None) -> str | None:

@@ -25,6 +25,8 @@ from typing import Any
 from disksleuth.errors import ParseError, json_problem
 from disksleuth.model.run import Health, LbaFormat
 from disksleuth.probe.smart_attributes import parse_attributes, parse_latest_self_test
+from disksleuth.probe.smart_data_units import data_bytes
+from disksleuth.probe.smart_selftests import parse_running_self_test, parse_self_test_log, parse_self_test_minutes
 
 # The most of a saved `smartctl --json` file read (health --from-smartctl). `-x` output is tens of KiB
 # (the captures here are at most 14 KB); a drive with full error and self-test logs stays well under 1 MiB.
@@ -336,7 +338,11 @@ def health_from_smartctl_doc(doc: dict[str, Any]) -> Health:
         exit_status_words=decode_exit_status(status),
         messages=messages,
         attributes=parse_attributes(doc),
-        self_test=parse_latest_self_test(doc),
+        self_test=parse_running_self_test(doc) or parse_latest_self_test(doc),
+        self_tests=parse_self_test_log(doc),
+        self_test_minutes=parse_self_test_minutes(doc),
+        data_written_bytes=data_bytes(doc, "write"),
+        data_read_bytes=data_bytes(doc, "read"),
         temperature_sensors_c=_temperature_sensors(nvme, table),
         percentage_used_source=wear_source,
         interface_error_counts=_interface_errors(doc, table),

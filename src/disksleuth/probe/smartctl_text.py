@@ -62,6 +62,7 @@ _ATTR_BRIEF = re.compile(
 _SELF_TEST_HEAD = re.compile(r"^\s*+#\s*+(\d++)\s++(\S.*)")
 _RUN_OF_SPACES = re.compile(r"\s{2,}+")
 _PERCENT = re.compile(r"(\d{1,3})%")
+_PAREN_NUMBER = re.compile(r"\(\s{0,8}(\d{1,5})\)")  # "(  243)", "( 316) minutes."
 _PHY = re.compile(r"^\s*+0x([0-9a-fA-F]{4})\s++\d++\s++(\d++)\s++\S")
 _SCSI_COUNTER = re.compile(r"^\s*+(read|write|verify):\s++(.*)")
 _LBA_ROW = re.compile(r"^(\d++)\s++([+-])\s++(\d++)\s++(\d++)\s++(\d++)")  # on the stripped line, whole
@@ -130,6 +131,7 @@ def parse_smartctl_text(text: str, device: str | None = None, first_line: int = 
     phy: list[dict[str, int]] = []
     scsi_counters: dict[str, dict[str, Any]] = {}
     in_attrs = in_lba = in_phy = in_self_test = in_nvme_log = False
+    routine: str | None = None  # "Extended self-test routine" names the polling time on the next line
     for offset, line in enumerate(iter_lines(text)):  # the normaliser's lines: "\n" only, as numbered
         no = first_line + offset
         stripped = line.strip()
@@ -202,6 +204,17 @@ def parse_smartctl_text(text: str, device: str | None = None, first_line: int = 
         tm = _TEMP_SENSOR.match(line)
         if tm:
             sensors.append(int(tm.group(2)))
+            continue
+        words = stripped.split()
+        if len(words) == 3 and words[1:] == ["self-test", "routine"]:
+            routine = words[0].lower()
+            continue
+        if routine and stripped.startswith("recommended polling time:"):
+            pm = _PAREN_NUMBER.search(stripped)
+            if pm:
+                polling = doc.setdefault("ata_smart_data", {}).setdefault("self_test", {})
+                polling.setdefault("polling_minutes", {})[routine] = int(pm.group(1))
+            routine = None
             continue
         kv = _KV.match(line)
         if not kv:
@@ -342,6 +355,12 @@ def _read_field(
             which = "extended" if lkey == "device error count" else "summary"
             doc.setdefault("ata_smart_error_log", {})[which] = {"count": n}
             where["error_log_entries"] = no
+    elif lkey == "self-test execution status":
+        # "( 243)	Self-test routine in progress..." (ataprint.cpp): value >> 4 == 0xF runs, low nibble x 10 % left
+        pm = _PAREN_NUMBER.match(value)
+        if pm:
+            status = {"value": int(pm.group(1)), "string": value[pm.end() :].strip()}
+            doc.setdefault("ata_smart_data", {}).setdefault("self_test", {})["status"] = status
     elif lkey == "accumulated power on time, hours:minutes":
         if (n := _num(value)) is not None:
             doc["power_on_time"] = {"hours": n}

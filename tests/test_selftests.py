@@ -1,0 +1,148 @@
+"""Issue 38 item 2: the self-test log judged on real reports, progress read from real output, and fix hints that
+never advise the test the log shows already failed."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from disksleuth.analysis.health import health_findings
+from disksleuth.analysis.selftests import self_test_advice, self_test_age_hours
+from disksleuth.model.run import Health
+from disksleuth.probe.smart_parse import parse_smartctl_json
+from disksleuth.probe.smartctl_text import parse_smartctl_text
+
+DATA = Path(__file__).parent / "data"
+SELFTEST = DATA / "smartctl-selftest"
+
+# Real reports whose newest self-test is an extended one that ended "Completed: read failure":
+# (file, first failing LBA, its age in power-on hours).
+NEWEST_LONG_FAILED = [
+    ("linuxhw-ata-HDS721050CLA360-CDE9E5A155DC.txt", 13_749_748, 23_714),  # 71,448 h now: the log's hours wrapped
+    ("linuxhw-ata-HD103SJ-91BBA7CDEF01.txt", 2_769_432, 62),
+    ("linuxhw-ata-ST10000NM0016-1TT101-6B4ADAE142C4.txt", 306_526_128, 901),
+    ("linuxhw-ata-MB8000GFECR-265297FF8485.txt", 293_776, 7_255),
+]
+
+
+def _text_health(path: Path) -> Health:
+    return parse_smartctl_text(path.read_text()).health
+
+
+@pytest.mark.parametrize(("name", "lba", "age_h"), NEWEST_LONG_FAILED, ids=[n[0][12:30] for n in NEWEST_LONG_FAILED])
+def test_newest_failed_long_test_is_critical_with_lba_and_age(name: str, lba: int, age_h: int) -> None:
+    findings = health_findings(_text_health(SELFTEST / name))
+    failed = [f for f in findings if f.code == "self_test_failed"]
+    assert len(failed) == 1
+    f = failed[0]
+    assert f.severity == "critical"
+    assert f.evidence["failing_lba"] == lba and f.evidence["age_hours"] == age_h and f.evidence["newest"] is True
+    assert f"{lba:,}" in f.message and f"{age_h:,} power-on hours ago" in f.message
+
+
+@pytest.mark.parametrize(("name", "lba", "age_h"), NEWEST_LONG_FAILED, ids=[n[0][12:30] for n in NEWEST_LONG_FAILED])
+def test_no_hint_advises_the_long_test_that_already_failed(name: str, lba: int, age_h: int) -> None:
+    """The defect: media_errors and health_critical said "run a long self-test (smartctl -t long)" to drives whose
+    newest long self-test had failed."""
+    findings = health_findings(_text_health(SELFTEST / name))
+    assert findings
+    for f in findings:
+        assert "smartctl -t long" not in f.hint, (f.code, f.hint)
+        assert "run a long self-test" not in f.hint.lower(), (f.code, f.hint)
+
+
+def test_the_failed_long_test_is_named_in_the_advice_instead() -> None:
+    health = _text_health(SELFTEST / "linuxhw-ata-ST10000NM0016-1TT101-6B4ADAE142C4.txt")
+    media = next(f for f in health_findings(health) if f.code == "media_errors")
+    assert "already failed" in media.hint and "306,526,128" in media.hint
+
+
+def test_an_earlier_failure_with_a_later_pass_is_info_and_the_ages_follow_the_wrapped_log() -> None:
+    """HUS724020ALA640 at 89,379 h: "# 1 Short ... passed 5514", "# 2 Short ... read failure 12309". The log's
+    hours are 16-bit: the pass is 18,329 h old and the failure older still (77,070 h), never younger than it."""
+    health = _text_health(DATA / "paste" / "smartctl" / "linuxhw-ata-HUS724020ALA640-D3974AD957F3.txt")
+    f = next(f for f in health_findings(health) if f.code == "self_test_failed")
+    assert f.severity == "info" and f.evidence["newest"] is False
+    assert f.evidence["failing_lba"] == 2_901_265_099
+    assert f.evidence["age_hours"] == 77_070
+    assert self_test_age_hours(health, health.self_tests[0]) == 18_329
+    # A short test passing later does not cover the surface: the long test is still worth advising.
+    assert "smartctl -t long" in f.hint
+
+
+def test_a_drive_without_a_self_test_for_a_month_is_said() -> None:
+    health = _text_health(DATA / "paste" / "smartctl" / "linuxhw-ata-HUS724020ALA640-D3974AD957F3.txt")
+    f = next(f for f in health_findings(health) if f.code == "self_test_overdue")
+    assert f.severity == "info" and f.evidence["age_hours"] == 18_329
+    # A test run a week of power-on ago is not overdue.
+    recent = replace(health, power_on_hours=65_536 + 5_514 + 7 * 24)
+    assert not [f for f in health_findings(recent) if f.code == "self_test_overdue"]
+
+
+def test_json_self_test_log_and_polling_minutes_from_a_real_capture() -> None:
+    health = parse_smartctl_json((DATA / "smartctl-x" / "scrutiny-smart-ata-full.json").read_text())
+    assert health.self_test_minutes == {"short": 2, "extended": 85}
+    assert len(health.self_tests) > 3 and all(t.passed for t in health.self_tests[:3])
+    assert health.self_tests[0].power_on_hours == 14_417
+    codes = {f.code for f in health_findings(health)}
+    assert "self_test_failed" not in codes
+    assert "self_test_overdue" not in codes  # 134 h ago
+
+
+def test_progress_from_a_real_report_with_a_test_running() -> None:
+    """ "Self-test execution status: ( 243) Self-test routine in progress... 30% of test remaining." and the
+    drive's own estimates ("recommended polling time: ( 321) minutes")."""
+    health = _text_health(SELFTEST / "linuxhw-ata-HDS723020BLA642-63FCB196A088.txt")
+    assert health.self_test is not None and health.self_test.in_progress and health.self_test.remaining_pct == 30
+    assert health.self_test_minutes == {"short": 1, "extended": 321}
+    assert "running now (30% left)" in self_test_advice(health)
+    assert not [f for f in health_findings(health) if f.code.startswith("self_test")]
+
+
+def test_progress_from_json_execution_status() -> None:
+    """The same status in smartctl's JSON shape (ataprint.cpp: value 0xF3, remaining_percent 30), and NVMe's
+    current operation with its completion (nvmeprint.cpp)."""
+    doc = json.loads((DATA / "smartctl-x" / "scrutiny-smart-ata-full.json").read_text())
+    doc["ata_smart_data"]["self_test"]["status"] = {
+        "value": 243,
+        "string": "in progress, 30% remaining",
+        "remaining_percent": 30,
+    }
+    health = parse_smartctl_json(json.dumps(doc))
+    assert health.self_test is not None and health.self_test.in_progress and health.self_test.remaining_pct == 30
+    nvme = json.loads((DATA / "smartctl" / "nvme-null-CT250P2SSD8-nvme0.json").read_text())
+    nvme["nvme_self_test_log"] = {
+        "current_self_test_operation": {"value": 2, "string": "Extended self-test in progress"},
+        "current_self_test_completion_percent": 40,
+    }
+    running = parse_smartctl_json(json.dumps(nvme)).self_test
+    assert running is not None and running.in_progress and running.remaining_pct == 60 and running.kind == "Extended"
+
+
+def test_nvme_log_entries_judged() -> None:
+    """NVMe results (nvmeprint.cpp): 7 "Completed: failed segments" is a failure, 1 an abort, 0 a pass."""
+    nvme = json.loads((DATA / "smartctl" / "nvme-null-CT250P2SSD8-nvme0.json").read_text())
+    poh = nvme["power_on_time"]["hours"]
+    nvme["nvme_self_test_log"] = {
+        "current_self_test_operation": {"value": 0, "string": "No self-test in progress"},
+        "table": [
+            {
+                "self_test_code": {"value": 1, "string": "Short"},
+                "self_test_result": {"value": 1, "string": "Aborted: Self-test command"},
+                "power_on_hours": poh - 2,
+            },
+            {
+                "self_test_code": {"value": 2, "string": "Extended"},
+                "self_test_result": {"value": 7, "string": "Completed: failed segments"},
+                "power_on_hours": poh - 5,
+                "lba": 123456,
+            },
+        ],
+    }
+    health = parse_smartctl_json(json.dumps(nvme))
+    f = next(f for f in health_findings(health) if f.code == "self_test_failed")
+    assert f.severity == "critical" and f.evidence["age_hours"] == 5 and f.evidence["failing_lba"] == 123456
+    assert "already failed" in self_test_advice(health)
