@@ -133,6 +133,12 @@ CASES: dict[str, tuple[tuple[str, ...], str, frozenset[int]]] = {
         frozenset({0}),
     ),
     "top --once": (("top", "--once", "--seconds", "0.2"), "top", frozenset({0, 1})),
+    "watch": (
+        ("watch", "--sysfs-root", os.path.join(SYSFS, "array_raid1_failing_member"), "--db", "{db}"),
+        "watch",
+        frozenset({1}),
+    ),
+    "watch --install": (("watch", "--install", "--unit-dir", "{tmp}", "--db", "{db}"), "watch_units", frozenset({0})),
     "error: a bad sample length": (("top", "--seconds", "0"), "error", frozenset({2})),
     "error: an unknown option": (("list", "--bogus"), "error", frozenset({2})),
     "error: a missing run": (("show", "999", "--db", "{db}"), "error", frozenset({2})),
