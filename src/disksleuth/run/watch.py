@@ -371,7 +371,7 @@ def unit_texts(*, config_path: str | None, db: str | None, schedule: dict[str, s
         command = " ".join(_systemd_quote(shlex.quote(a)) for a in [*base, *extra])
         out[f"disksleuth-{name}.service"] = (
             f"{MARKER}\n[Unit]\nDescription=disksleuth watch: {what}\n"
-            "Documentation=man:disksleuth(1)\nAfter=local-fs.target network-online.target\n"
+            "After=local-fs.target network-online.target\n"
             "Wants=network-online.target\n\n"
             "[Service]\nType=oneshot\n"
             "# 1: the pass found something new at warn or critical (it was notified): not a failure of the unit\n"
