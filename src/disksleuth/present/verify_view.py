@@ -89,4 +89,7 @@ def render_verify(report: VerifyReport) -> None:
         out.print(f"  note: {safe_text(note)}")
     if report.stopped:
         out.print(f"  [bold]stopped early:[/bold] {safe_text(report.stopped)}")
-    render_verdict(list(v.findings), v.summary)
+    if v.findings:
+        render_verdict(list(v.findings), v.summary)
+    else:
+        out.print(f"\n[bold]Summary:[/bold] {safe_text(v.summary)}")
