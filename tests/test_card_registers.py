@@ -236,3 +236,13 @@ def test_any_register_text_decodes_or_notes(kind, cid, csd, scr, ssr, life, eol,
 def test_huge_register_text_is_refused_quickly() -> None:
     card = decode_card(CardRegisters(card_type="SD", ssr="f" * 10_000_000, cid="0" * 10_000_000))
     assert card.speed_class is None and any("ssr" in n for n in card.notes)
+
+
+def test_emmc_life_estimates_are_its_health_reading() -> None:
+    """eMMC has no SMART: `health` keeps its life estimates as its wear, in the history like SMART's."""
+    from disksleuth.analysis.card_claims import emmc_health
+
+    h = emmc_health(read_device("mmcblk1", os.path.join(SYSFS, "emmc_worn")))
+    assert h is not None and h.protocol == "eMMC"
+    assert h.percentage_used == 110 and "type A 0x0b, type B 0x02" in (h.percentage_used_source or "")
+    assert emmc_health(read_device("mmcblk0", os.path.join(SYSFS, "sd_goodram_irdm_v30_a2"))) is None

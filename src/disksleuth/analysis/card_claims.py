@@ -20,6 +20,10 @@ from disksleuth.analysis.ceilings import MMC_TIMINGS
 from disksleuth.model import Device, Finding
 from disksleuth.model.card import Card
 
+TYPE_CHECKING = False  # typing's own flag costs an import at start-up
+if TYPE_CHECKING:
+    from disksleuth.model.run import Health  # list never loads model/run
+
 A1_IOPS = (1500, 500)  # read, write: SD 4.16, Table 4-80
 A2_IOPS = (4000, 2000)
 APP_CLASS_SEQ_MBPS = 10.0  # every application class also promises 10 MB/s sustained sequential writing
@@ -240,3 +244,31 @@ def emmc_worn(device: Device) -> Finding | None:
 def card_static_findings(device: Device) -> list[Finding]:
     """The card's findings that need no figures (list, the exporter, check, explain)."""
     return [f for f in (host_limits_card(device), emmc_worn(device)) if f is not None]
+
+
+def emmc_health(device: Device) -> Health | None:
+    """An eMMC's health as `health` and its history keep it: eMMC has no SMART, so its life estimates are its
+    wear (percentage_used: the top of the worse estimate's 10% step, 110 past its life), kept and compared
+    in the store like a drive's SMART figures."""
+    from disksleuth.model.run import Health
+
+    card = card_of(device)
+    if card is None or card.kind != "mmc":
+        return None
+    steps = {"A": card.life_time_a, "B": card.life_time_b}
+    known = {k: v for k, v in steps.items() if v}  # 0x00: not defined
+    if not known and not card.pre_eol:
+        return None
+    worst = max(known.values()) if known else None
+    source = ", ".join(f"type {k} 0x{v:02x}" for k, v in known.items())
+    return Health(
+        device=device.path,
+        protocol="eMMC",
+        model=card.product,
+        serial=device.serial,
+        firmware=device.firmware,
+        capacity_bytes=card.capacity_bytes,
+        percentage_used=worst * 10 if worst is not None else None,
+        percentage_used_source=f"eMMC DEVICE_LIFE_TIME_EST ({source})" if source else None,
+        messages=tuple(f"pre-EOL 0x{card.pre_eol:02x}" for _ in (0,) if card.pre_eol is not None),
+    )

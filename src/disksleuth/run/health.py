@@ -58,9 +58,22 @@ def _read(device: str | None, from_smartctl: str | None) -> tuple[Health, float 
         return health, smartctl_time_s(text)
     if device:
         node = device_node(device)
+        emmc = _emmc_health(node)
+        if emmc is not None:  # eMMC has no SMART: its life estimates are its health (issue 39)
+            return emmc, None
         _refuse_without_smart(node)
         return read_health(node), None
     raise UsageError("give a DEVICE or --from-smartctl FILE")
+
+
+def _emmc_health(node: str) -> Health | None:
+    import os
+
+    from disksleuth.analysis.card_claims import emmc_health
+    from disksleuth.probe.block import read_device
+
+    name = os.path.basename(os.path.realpath(node))
+    return emmc_health(read_device(name)) if name.startswith("mmcblk") else None
 
 
 def _refuse_without_smart(node: str) -> None:
