@@ -34,3 +34,40 @@ def test_7_destructive_bench_of_the_root_disk_says_it_holds_root(cli, tmp_path):
     assert res.code == 2, res.err
     assert "holds the root file system (/)" in res.err, res.err
     assert res.err.count("\n") == 1
+
+
+SMARTCTL = "/work/shared/fixtures/smartctl"
+
+
+def test_8_a_saved_smartctl_file_is_kept_apart_from_this_hosts_drives(cli, tmp_path):
+    """Before: a file captured elsewhere was stored as this host's `sdb`; `health` listed it among this host's
+    drives and `--history sdb` mixed a Seagate SCSI drive with a WDC one. Now a file's reading has its own host
+    (file:NAME), and `--as-device` is how a file read from this host's drive joins that drive's history."""
+    import socket
+
+    from disksleuth.store.db import Store
+    from disksleuth.store.health import newest_per_drive
+
+    db = str(tmp_path / "h.db")
+    for name in ("SEAGATE_ST373453LC_26.json", "WDC_WD20EFRX-68EUZN0_17.json"):
+        assert cli("health", "--from-smartctl", f"{SMARTCTL}/{name}", "--db", db).code in (0, 1)
+    here = socket.gethostname()
+    with Store(db, create=False, read_only=True) as store:
+        assert newest_per_drive(store, here) == []
+        kept = newest_per_drive(store)
+    assert sorted((r.hostname, r.source) for r in kept) == [
+        ("file:SEAGATE_ST373453LC_26.json", "file"),
+        ("file:WDC_WD20EFRX-68EUZN0_17.json", "file"),
+    ]
+    res = cli("health", "--history", "sdb", "--db", db)
+    assert res.code == 2 and "no health readings of sdb" in res.err, res.err
+
+    res = cli("health", "--from-smartctl", f"{SMARTCTL}/WDC_WD20EFRX-68EUZN0_17.json", "--as-device", "/dev/sdz",
+              "--db", db)  # fmt: skip
+    assert res.code == 0, res.err
+    with Store(db, create=False, read_only=True) as store:
+        assert [(r.device_name, r.model) for r in newest_per_drive(store, here)] == [("sdz", "WDC WD20EFRX-68EUZN0")]
+    history = cli("health", "--history", "sdz", "--db", db, "--json")
+    assert history.code == 0, history.err
+    res = cli("health", "--as-device", "sdz", "--db", db)
+    assert res.code == 2 and res.err.count("\n") == 1 and "--from-smartctl" in res.err, res.err

@@ -44,6 +44,11 @@ def capture(tmp_path, crc: int, at: str, *, serial: str | None = None, name: str
     return str(path)
 
 
+def as_sdb(path: str) -> tuple[str, ...]:
+    """A saved capture read as this host's sdb: a file's reading is otherwise kept apart (issue 40)."""
+    return ("--from-smartctl", path, "--as-device", "sdb")
+
+
 def _crc_finding(doc: dict) -> dict:
     return next(f for f in doc["findings"] if f["code"] == "interface_crc_errors")
 
@@ -53,7 +58,7 @@ def test_crc_grows_warns_ack_quiets_it_and_growth_warns_again(cli, tmp_path):
     db = f"sqlite:///{tmp_path}/store.sqlite"
 
     def health(crc: int, at: str) -> tuple[int, dict]:
-        res = cli("health", "--from-smartctl", capture(tmp_path, crc, at), "--db", db, "--json")
+        res = cli("health", *as_sdb(capture(tmp_path, crc, at)), "--db", db, "--json")
         return res.code, res.json()
 
     code, doc = health(108, "2026-11-02 08:00")
@@ -96,10 +101,10 @@ def test_the_same_reading_is_kept_once_and_a_quiet_drive_every_six_hours(cli, tm
     db = tmp_path / "store.sqlite"
     first = capture(tmp_path, 5, "2026-11-02 08:00")
     for _ in range(3):  # the same file three times: one row
-        assert cli("health", "--from-smartctl", first, "--db", str(db)).code == 1
-    assert cli("health", "--from-smartctl", capture(tmp_path, 5, "2026-11-02 09:00"), "--db", str(db)).code == 1
-    assert cli("health", "--from-smartctl", capture(tmp_path, 5, "2026-11-02 14:00"), "--db", str(db)).code == 1
-    assert cli("health", "--from-smartctl", capture(tmp_path, 6, "2026-11-02 14:30"), "--db", str(db)).code == 1
+        assert cli("health", *as_sdb(first), "--db", str(db)).code == 1
+    assert cli("health", *as_sdb(capture(tmp_path, 5, "2026-11-02 09:00")), "--db", str(db)).code == 1
+    assert cli("health", *as_sdb(capture(tmp_path, 5, "2026-11-02 14:00")), "--db", str(db)).code == 1
+    assert cli("health", *as_sdb(capture(tmp_path, 6, "2026-11-02 14:30")), "--db", str(db)).code == 1
     con = sqlite3.connect(db)
     rows = con.execute("SELECT read_at, counters_json FROM health_readings ORDER BY read_at_s").fetchall()
     con.close()
@@ -109,11 +114,11 @@ def test_the_same_reading_is_kept_once_and_a_quiet_drive_every_six_hours(cli, tm
 
 def test_no_save_keeps_nothing_and_a_broken_store_costs_only_the_history(cli, tmp_path):
     db = tmp_path / "store.sqlite"
-    res = cli("health", "--from-smartctl", capture(tmp_path, 5, "2026-11-02 08:00"), "--db", str(db), "--no-save")
+    res = cli("health", *as_sdb(capture(tmp_path, 5, "2026-11-02 08:00")), "--db", str(db), "--no-save")
     assert res.code == 1 and not db.exists()
     bad = tmp_path / "not-a-store.sqlite"
     bad.write_text("this is not a database")
-    res = cli("health", "--from-smartctl", capture(tmp_path, 5, "2026-11-02 08:00"), "--db", str(bad), "--json")
+    res = cli("health", *as_sdb(capture(tmp_path, 5, "2026-11-02 08:00")), "--db", str(bad), "--json")
     assert res.code == 1 and "Traceback" not in res.err
     assert "health history left out" in res.err and res.json()["history"]["error"]
 
@@ -122,7 +127,7 @@ def test_ack_errors_are_one_line(cli, tmp_path):
     db = f"sqlite:///{tmp_path}/store.sqlite"
     res = cli("health", "--ack", "sdq", "199", "--db", db)
     assert res.code == 2 and "no results store" in res.err and res.err.count("\n") == 1
-    cli("health", "--from-smartctl", capture(tmp_path, 5, "2026-11-02 08:00"), "--db", db)
+    cli("health", *as_sdb(capture(tmp_path, 5, "2026-11-02 08:00")), "--db", db)
     res = cli("health", "--ack", "sdb", "nonesuch", "--db", db)
     assert res.code == 2 and "no counter named 'nonesuch'" in res.err and "UDMA_CRC_Error_Count" in res.err
     res = cli("health", "--ack", "sdb", "--db", db)
@@ -200,9 +205,9 @@ def test_readings_dated_in_the_future_are_left_out_and_said():
 
 def test_an_ack_does_not_pass_to_another_drive(cli, tmp_path):
     db = f"sqlite:///{tmp_path}/store.sqlite"
-    cli("health", "--from-smartctl", capture(tmp_path, 50, "2026-11-02 08:00", serial="AAA"), "--db", db)
+    cli("health", *as_sdb(capture(tmp_path, 50, "2026-11-02 08:00", serial="AAA")), "--db", db)
     assert cli("health", "--ack", "sdb", "crc", "--db", db).code == 0
-    res = cli("health", "--from-smartctl", capture(tmp_path, 20, "2026-11-03 08:00", serial="BBB"), "--db", db)
+    res = cli("health", *as_sdb(capture(tmp_path, 20, "2026-11-03 08:00", serial="BBB")), "--db", db)
     assert res.code == 1  # 20 is below the other drive's acknowledged 50, and still warns: it is not acknowledged
 
 
@@ -215,12 +220,12 @@ def test_bad_combinations(cli, args, tmp_path):
 def test_health_history_on_a_real_postgresql(cli, fresh_postgres_url, tmp_path):
     """Schema 5 migrates on PostgreSQL too, and the whole series behaves as on SQLite."""
     db = fresh_postgres_url
-    assert cli("health", "--from-smartctl", capture(tmp_path, 108, "2026-11-02 08:00"), "--db", db).code == 1
+    assert cli("health", *as_sdb(capture(tmp_path, 108, "2026-11-02 08:00")), "--db", db).code == 1
     assert cli("health", "--ack", "sdb", "199", "--db", db).code == 0
     assert cli("health", "--ack", "sdb", "199", "--db", db).code == 0  # again: replaces, never a duplicate key
-    res = cli("health", "--from-smartctl", capture(tmp_path, 108, "2026-11-03 08:00"), "--db", db, "--json")
+    res = cli("health", *as_sdb(capture(tmp_path, 108, "2026-11-03 08:00")), "--db", db, "--json")
     assert res.code == 0 and _crc_finding(res.json())["severity"] == "info"
-    res = cli("health", "--from-smartctl", capture(tmp_path, 131, "2026-11-04 08:00"), "--db", db, "--json")
+    res = cli("health", *as_sdb(capture(tmp_path, 131, "2026-11-04 08:00")), "--db", db, "--json")
     assert res.code == 1 and "108 → 131 since it was acknowledged" in _crc_finding(res.json())["message"]
     readings = cli("health", "--history", "sdb", "--db", db, "--json").json()["health_history"]["readings"]
     assert [r["counters"][CRC] for r in readings] == [108, 108, 131]
@@ -232,8 +237,8 @@ def test_the_new_documents_meet_the_shipped_schema(cli, tmp_path):
     from test_json_schema import assert_valid, is_valid
 
     db = f"sqlite:///{tmp_path}/store.sqlite"
-    cli("health", "--from-smartctl", capture(tmp_path, 108, "2026-11-02 08:00"), "--db", db)
-    cli("health", "--from-smartctl", capture(tmp_path, 131, "2026-11-03 08:00"), "--db", db)
+    cli("health", *as_sdb(capture(tmp_path, 108, "2026-11-02 08:00")), "--db", db)
+    cli("health", *as_sdb(capture(tmp_path, 131, "2026-11-03 08:00")), "--db", db)
     docs = {
         "health_history": cli("health", "--history", "sdb", "--db", db, "--json").json(),
         "health_acknowledged": cli("health", "--ack", "sdb", "199", "--db", db, "--json").json(),

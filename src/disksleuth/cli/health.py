@@ -21,6 +21,12 @@ def register(add: AddCommand) -> None:
     )
     p.add_argument("--from-smartctl", metavar="FILE", help="read a saved `smartctl -x --json` output instead")
     p.add_argument(
+        "--as-device",
+        metavar="DEVICE",
+        help="with --from-smartctl: the file was read from this host's DEVICE; keep it with that drive's history "
+        "(else a file's reading is kept apart, under the host file:NAME)",
+    )
+    p.add_argument(
         "-A", "--attributes", action="store_true", help="also print the attribute table, as `smartctl -A` does"
     )
     p.add_argument("--history", action="store_true", help="DEVICE's stored readings over time")
@@ -39,13 +45,17 @@ def run_health(args: argparse.Namespace, env: Environment) -> int:
         return _ack(args, env)
     if args.attribute is not None:
         raise UsageError(f"{args.attribute!r}: a second argument is only for --ack DEVICE ATTRIBUTE")
+    if args.as_device is not None and args.from_smartctl is None:
+        from disksleuth.run.health import AS_DEVICE_NEEDS_FILE
+
+        raise UsageError(AS_DEVICE_NEEDS_FILE)
     if args.history:
         return _history(args, env)
     if args.device is None and args.from_smartctl is None:
         return _every_drive(args, env)
     from disksleuth.run.health import drive_health
 
-    report = drive_health(args.device, args.from_smartctl, args.db, keep=not args.no_save)
+    report = drive_health(args.device, args.from_smartctl, args.db, keep=not args.no_save, as_device=args.as_device)
     observed = report.history
     if observed is not None and observed.error:
         env.error_line(f"warning: health history left out: {observed.error}")

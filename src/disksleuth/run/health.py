@@ -17,7 +17,10 @@ from disksleuth.probe.block import device_node
 from disksleuth.probe.smart import NoSmartData, read_health
 from disksleuth.probe.smart_parse import MAX_SMARTCTL_JSON_BYTES, parse_smartctl_json
 from disksleuth.probe.target import device_for_path, inspect_target, node_kind
-from disksleuth.run.health_history import Observed, device_name_of, observe, smartctl_time_s
+from disksleuth.run.health_history import Observed, device_name_of, file_host, observe, smartctl_time_s
+
+
+AS_DEVICE_NEEDS_FILE = "--as-device names the drive of this host a --from-smartctl FILE was read from; give the FILE"
 
 
 @dataclass(frozen=True)
@@ -28,16 +31,29 @@ class HealthReport:
 
 
 def drive_health(
-    device: str | None = None, from_smartctl: str | None = None, db: str | None = None, keep: bool = True
+    device: str | None = None,
+    from_smartctl: str | None = None,
+    db: str | None = None,
+    keep: bool = True,
+    as_device: str | None = None,
 ) -> HealthReport:
     """Health and its findings, from DEVICE (live) or a saved smartctl JSON file, judged against the drive's
-    history in the store and kept there (`keep`; a saved file's reading is dated by smartctl's own clock)."""
+    history in the store and kept there (`keep`; a saved file's reading is dated by smartctl's own clock). A
+    file's reading is kept apart from this host's drives (file_host), unless `as_device` names the drive of this
+    host it was read from."""
+    if as_device is not None and not from_smartctl:
+        raise UsageError(AS_DEVICE_NEEDS_FILE)
     health, read_at_s = _read(device, from_smartctl)
     findings = health_findings(health)
     name = device_name_of(device_node(device)) if device else None
+    host = None
+    if as_device is not None:
+        name = _store_name(as_device)
+    elif from_smartctl:
+        host = file_host(from_smartctl)
     observed = observe(
         health, findings, db, device_name=name, source="file" if from_smartctl else "health", read_at_s=read_at_s,
-        keep=keep,
+        keep=keep, hostname=host,
     )  # fmt: skip
     return HealthReport(health, observed.findings, observed)
 

@@ -26,6 +26,18 @@ def device_name_of(text: str | None) -> str | None:
     return text.split()[0].removeprefix("/dev/") or None
 
 
+# A saved smartctl file's reading is of a drive somewhere else, not this host's (issue 40): it is kept under a
+# host of its own, so `health` and `--history` of this host never list it, and its device name stays the file's.
+FILE_HOST_PREFIX = "file:"
+
+
+def file_host(path: str) -> str:
+    """The host a reading read from a saved file is kept under: 'file:' and the file's name."""
+    import os
+
+    return (FILE_HOST_PREFIX + os.path.basename(path.rstrip("/")))[:255]
+
+
 def drive_key(health: Health, key: bytes | None, hostname: str, device_name: str | None) -> str:
     """The drive, keyed: its serial with its model (placeholder serials such as "0000" or "To be filled by
     O.E.M." are shared by many drives, their models rarely), else host and device for a drive without one."""
@@ -93,6 +105,7 @@ def observe(
     keep: bool = True,
     now_s: float | None = None,
     timeout_s: int | None = None,
+    hostname: str | None = None,
 ) -> Observed:
     """Judge the reading against the store's history and acknowledgements, and keep it (`keep`)."""
     from disksleuth.store.db import Store
@@ -102,7 +115,12 @@ def observe(
     try:
         with Store(db, create=keep, read_only=not keep, timeout_s=timeout_s) as store:
             reading = reading_of(
-                health, device_name=device_name, source=source, read_at_s=read_at_s or now, key=store.serial_key
+                health,
+                device_name=device_name,
+                source=source,
+                read_at_s=read_at_s or now,
+                key=store.serial_key,
+                hostname=hostname,
             )
             earlier = history(
                 store, hostname=reading.hostname, device_name=reading.device_name, drive_keys=[reading.drive_key]
