@@ -17,6 +17,8 @@ Keys, from smartmontools src/ataprint.cpp, nvmeprint.cpp and scsiprint.cpp (7.0 
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any
 
 from disksleuth.model.run import SelfTest
@@ -157,3 +159,44 @@ def parse_self_test_minutes(doc: dict[str, Any]) -> dict[str, int]:
     if "extended" not in out and seconds is not None and 0 < seconds < 6_000_000:
         out["extended"] = max(1, round(seconds / 60))
     return out
+
+
+# What `smartctl -t short|long` prints (smartmontools lib/atacmds.cpp ataSmartTest, src/ataprint.cpp,
+# nvmeprint.cpp, scsiprint.cpp), read line by line, each line cut first.
+_BEGUN = ("Testing has begun", "Self-test has begun", "Background Self Test has begun")
+_RUNNING = "without aborting current test"
+_UNSUPPORTED = ("Self-test functions not supported", "Self-test not supported", "does not support Self-test")
+_MAX_START_LINES = 400
+_MAX_LINE = 300
+_WAIT = re.compile(r"Please wait (\d{1,6}) (minutes|seconds) for test to complete")
+_SHARE = re.compile(r"\((\s?\d{1,3})(0?)% (remaining|completed)\)")
+
+
+@dataclass(frozen=True)
+class StartOutput:
+    outcome: str  # "started", "running" (another test runs: not started), "unsupported", "unknown"
+    minutes: int | None = None  # smartctl's "Please wait N minutes" (the drive's estimate)
+    remaining_pct: int | None = None  # of the test already running
+    line: str = ""  # smartctl's line that said so
+
+
+def parse_start_output(text: str) -> StartOutput:
+    """smartctl's answer to `-t short|long`: did the test start, how long the drive expects it to take."""
+    outcome, minutes, remaining, said = "unknown", None, None, ""
+    for raw in text.splitlines()[:_MAX_START_LINES]:
+        line = raw[:_MAX_LINE].strip()
+        if any(b in line for b in _BEGUN):
+            outcome, said = "started", line
+        elif _RUNNING in line:
+            outcome, said = "running", line
+            m = _SHARE.search(line)
+            if m:
+                value = int(m.group(1).strip() + m.group(2))
+                remaining = value if m.group(3) == "remaining" else 100 - value
+        elif any(u in line for u in _UNSUPPORTED):
+            outcome, said = "unsupported", line
+        m = _WAIT.search(line)
+        if m:
+            n = int(m.group(1))
+            minutes = n if m.group(2) == "minutes" else max(1, round(n / 60))
+    return StartOutput(outcome, minutes, remaining, said)

@@ -77,7 +77,7 @@ def _read(device: str | None, from_smartctl: str | None) -> tuple[Health, float 
         emmc = _emmc_health(node)
         if emmc is not None:  # eMMC has no SMART: its life estimates are its health (issue 39)
             return emmc, None
-        _refuse_without_smart(node)
+        refuse_without_smart(node)
         return read_health(node), None
     raise UsageError("give a DEVICE or --from-smartctl FILE")
 
@@ -92,7 +92,7 @@ def _emmc_health(node: str) -> Health | None:
     return emmc_health(read_device(name)) if name.startswith("mmcblk") else None
 
 
-def _refuse_without_smart(node: str) -> None:
+def refuse_without_smart(node: str) -> None:
     """What smartctl would only call "Unable to detect device type", said plainly before asking it: a
     directory or file is not a drive (the disk behind it is named), and a virtual disk has no SMART (in
     the words `check` uses). A character device (/dev/sg0, /dev/nvme0) goes to smartctl as given."""

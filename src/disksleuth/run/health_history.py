@@ -13,10 +13,12 @@ from dataclasses import dataclass
 
 from disksleuth import serials
 from disksleuth.analysis.health_history import HistoryJudgement, apply_history, judge
+from disksleuth.analysis.wear import forecast_wear, wear_counters, with_forecast
 from disksleuth.errors import DisksleuthError, StoreMissing
 from disksleuth.model import Finding
 from disksleuth.model.health_history import HealthReading
 from disksleuth.model.run import Health
+from disksleuth.model.wear import WearForecast
 
 
 def device_name_of(text: str | None) -> str | None:
@@ -72,7 +74,7 @@ def reading_of(
         percentage_used=health.percentage_used,
         available_spare_pct=health.available_spare_pct,
         power_on_hours=health.power_on_hours,
-        counters=health.counters(),
+        counters={**health.counters(), **wear_counters(health)},
     )
 
 
@@ -92,6 +94,7 @@ class Observed:
     reading: HealthReading | None = None
     stored: bool = False
     error: str | None = None  # why the history could not be used (the findings are then unjudged)
+    wear: WearForecast | None = None  # the wear rate over this drive's readings, and when it reaches 100%
 
 
 def observe(
@@ -131,7 +134,15 @@ def observe(
                 judgement = judge(reading, earlier, acks(store, judgement.drive_keys), now)
             stored = record(store, reading) if keep else False
     except StoreMissing:
-        return Observed(list(findings))
+        return _unjudged(health, findings)
     except DisksleuthError as exc:
-        return Observed(list(findings), error=str(exc))
-    return Observed(apply_history(findings, judgement), judgement, reading, stored)
+        return _unjudged(health, findings, str(exc))
+    wear = forecast_wear(health, [*(r for r in earlier if r.drive_key in judgement.drive_keys), reading])
+    findings = with_forecast(findings, wear, health.power_on_hours)
+    return Observed(apply_history(findings, judgement), judgement, reading, stored, wear=wear)
+
+
+def _unjudged(health: Health, findings: list[Finding], error: str | None = None) -> Observed:
+    """Without the store: the findings as they are, and the lifetime average for a wear forecast."""
+    wear = forecast_wear(health, [])
+    return Observed(with_forecast(findings, wear, health.power_on_hours), error=error, wear=wear)

@@ -10,7 +10,7 @@ twice (one saved smartctl file given twice) is stored once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -22,6 +22,7 @@ from disksleuth.store.schema import HEALTH_ACKS, HEALTH_READINGS, HEALTH_SCHEMA,
 
 KEEP_EVERY_S = 6 * 3600.0
 SAME_INSTANT_S = 1.0  # smartctl's local_time has whole seconds
+MOVED_PREFIX = "wear."  # data written and read (analysis.wear): kept with a reading, never a reason to keep one
 _STATE = ("hostname", "device_name", "firmware", "smart_passed", "percentage_used", "available_spare_pct")
 
 
@@ -36,8 +37,13 @@ def iso_utc(epoch_s: float) -> str:
     return dt.datetime.fromtimestamp(epoch_s, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _judged(counters: Mapping[str, int]) -> dict[str, int]:
+    """The counters whose change makes a reading new: not the data moved (`wear.`), which grows with every read."""
+    return {k: v for k, v in counters.items() if not k.startswith(MOVED_PREFIX)}
+
+
 def _changed(prev: HealthReading, new: HealthReading) -> bool:
-    return dict(prev.counters) != dict(new.counters) or any(getattr(prev, k) != getattr(new, k) for k in _STATE)
+    return _judged(prev.counters) != _judged(new.counters) or any(getattr(prev, k) != getattr(new, k) for k in _STATE)
 
 
 def record(store: Store, reading: HealthReading) -> bool:
