@@ -171,6 +171,12 @@ PROFILES: dict[str, Profile] = {
         Profile(
             "flash",
             "linear 1M direct read/write; random 4K read and write at QD1 with O_SYNC; second half of the target",
+            # What an SD card's classes promise, measured the way the SD Physical Layer Specification 9.10 does
+            # (analysis/card_claims.py judges against them): Speed Class, UHS Speed Grade and Video Speed Class
+            # (4.13) are sequential writes in whole allocation units (AU_SIZE, 4.10.2.4), written back to back in
+            # recording units of up to 512 KiB; 1 MiB sequential writes fill whole recording units of any AU. The
+            # Application Performance Class (4.16) is 4 KiB random reads and writes at queue depth 1 over a 1 GB
+            # range (A2's higher figures also need the card's command queue and cache, which the host must run).
             (
                 _seq("1M", MIB, 1, 1, "read"),
                 _seq("1M", MIB, 1, 1, "write"),

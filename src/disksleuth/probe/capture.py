@@ -111,6 +111,11 @@ _DEVICE_ATTRS = (
     "oemid",
     "ssr",
     "scr",
+    "csd",  # the card's capacity and version (issue 39); cid is masked whole (SERIAL_BEARING)
+    "life_time",
+    "pre_eol_info",
+    "cmdq_en",
+    "preferred_erase_size",
     "driver",
     "subsystem",
     "device_type",
