@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from disksleuth.model import Device, Finding
 from disksleuth.analysis.selftests import self_test_advice, self_test_findings
+from disksleuth.analysis.error_logs import error_log_findings
+from disksleuth.analysis.temperature import temperature_findings
 from disksleuth.model.run import Health, SmartAttribute
 
 WORN_PCT = 80
@@ -123,17 +125,8 @@ def health_findings(health: Health, changes: dict[str, tuple[int, int]] | None =
     f = interface_errors_finding(health, changes)
     if f:
         out.append(f)
-    if "error_log_entries" in changes:
-        b, a = changes["error_log_entries"]
-        out.append(
-            Finding(
-                code="error_log_growth",
-                severity="warn",
-                message=f"The drive logged {a - b:,} new error(s) during the run ({b:,} → {a:,} entries).",
-                evidence={"error_log_entries": [b, a]},
-                hint="Read them with `smartctl -l error` (ATA) or `nvme error-log` (NVMe) to see what failed.",
-            )
-        )
+    out.extend(error_log_findings(health, changes))  # issue 38: error logs and heat, judged in their own modules
+    out.extend(temperature_findings(health, changes))
     if health.percentage_used is not None and health.percentage_used >= WORN_PCT:
         source = f" ({health.percentage_used_source})" if health.percentage_used_source else ""
         out.append(

@@ -13,7 +13,10 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from disksleuth.analysis import error_logs, temperature
+from disksleuth.analysis.temperature import baseline
 from disksleuth.model import Finding
+from disksleuth.model.drive_logs import ErrorLog
 from disksleuth.model.health_history import HealthAck, HealthReading
 
 # Readings dated more than this after now were taken while a clock was wrong (or it is wrong now).
@@ -97,6 +100,7 @@ class HistoryJudgement:
     notes: list[Finding] = field(default_factory=list)  # drive changed, serial changed, reset, clock skew
     compared: int = 0  # earlier readings of the same drive the counters were compared with
     drive_keys: tuple[str, ...] = ()  # every key the drive was known by (a serial that changed)
+    series: tuple[HealthReading, ...] = ()  # this drive's readings compared, oldest first, the current one last
 
 
 def _continues(older: HealthReading, newer: HealthReading) -> bool:
@@ -237,14 +241,22 @@ def judge(
         if ack is not None and reset_at is not None and ack.acked_at_s < reset_at:
             ack = None
         stories[key] = CounterStory(key, now, since_value, since_at, reached, ack)
-    return HistoryJudgement(stories, notes, len(lineage), tuple(sorted(keys)))
+    return HistoryJudgement(stories, notes, len(lineage), tuple(sorted(keys)), tuple(series))
 
 
-def apply_history(findings: Sequence[Finding], judgement: HistoryJudgement | None) -> list[Finding]:
-    """The counter findings told against the history and acknowledgements, plus the history's own notes."""
+def apply_history(
+    findings: Sequence[Finding], judgement: HistoryJudgement | None, error_log: ErrorLog | None = None
+) -> list[Finding]:
+    """The counter findings told against the history and acknowledgements, plus the history's own notes. Heat and
+    error-log counters that grew between readings (issue 38) are thermal_throttled and error_log_growth."""
     if judgement is None:
         return list(findings)
     out = [_with_history(f, judgement) if f.code in _FINDING_PREFIX else f for f in findings]
+    base = baseline(judgement.series)
+    if base is not None:
+        since = f"since {stamp(base.read_at_s)}"
+        out = error_logs.with_growth(temperature.with_growth(out, judgement.series, since), judgement.series, since,
+                                     error_log)  # fmt: skip
     return out + judgement.notes
 
 

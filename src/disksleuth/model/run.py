@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from disksleuth.model import AerCounters, ChipsetUplink, Device, PcieHop
+from disksleuth.model.drive_logs import ErrorLog  # at run time: the store's validator resolves the hints
 from disksleuth.model.foreign import ForeignIo  # at run time: the store's validator resolves the hints
 from disksleuth.model.sustained import Sustained  # at run time: the store's validator resolves the hints
 
@@ -223,6 +224,9 @@ class Health:
     self_test_minutes: Mapping[str, int] = field(default_factory=dict)
     data_written_bytes: int | None = None  # host writes over the drive's life (NVMe data units, ATA 241 / statistics)
     data_read_bytes: int | None = None
+    # Issue 38: the drive's error log summarised, and its rotation rate (0: solid state) for temperature defaults.
+    error_log: ErrorLog | None = None
+    rotation_rate_rpm: int | None = None
 
     def counters(self) -> dict[str, int]:
         """Counters whose growth during a run means something happened."""

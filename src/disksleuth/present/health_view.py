@@ -43,6 +43,21 @@ _ROWS = (
 )
 
 
+_LIMIT_ROWS = ("temperature_warning_c", "temperature_critical_c")
+
+
+def _limit_row(h: Health, key: str) -> str | None:
+    from disksleuth.analysis.drive_words import limit_text
+    from disksleuth.analysis.temperature import limits_of
+
+    if h.temperature_c is None and getattr(h, key) is None:
+        return None
+    lim = limits_of(h)
+    if key == "temperature_warning_c":
+        return limit_text(lim.warning_c, lim.warning_source, lim.default_for) or None
+    return limit_text(lim.critical_c, lim.critical_source, lim.default_for) or None
+
+
 def self_test_line(t: SelfTest, power_on_hours: int | None) -> str:
     """ "Extended offline: Completed without error, at 12,667 h (884 h ago)" in rich markup."""
     from disksleuth.present.text import safe_text as escape  # markup and control characters
@@ -139,6 +154,8 @@ _HAS_ROW = ("(ATA 5)", "(ATA 197)", "(ATA 198)", "(ATA 199)")
 def render_health(h: Health, findings: list[Finding], attributes: bool = False) -> None:
     from rich.table import Table
 
+    from disksleuth.analysis.drive_words import duration, throttle_row
+    from disksleuth.analysis.error_logs import summary_lines
     from disksleuth.present.text import console, render_findings, safe_text
 
     out = console()
@@ -153,6 +170,8 @@ def render_health(h: Health, findings: list[Finding], attributes: bool = False) 
     for label, key, fmt in _ROWS:
         value = getattr(h, key)
         shown = fmt(value) if value is not None else None
+        if key in _LIMIT_ROWS:
+            shown = _limit_row(h, key)  # issue 38: where the limit came from, the drive or a class default
         if shown is not None:
             table.add_row(label, safe_text(shown))
     # Named counters that are not zero and have no row above: the rest of the evidence behind
@@ -163,8 +182,11 @@ def render_health(h: Health, findings: list[Finding], attributes: bool = False) 
     if h.critical_warning:
         table.add_row("critical warning", "[red]" + ", ".join(h.critical_warning) + "[/red]")
     for key, value in h.throttle.items():
-        table.add_row(safe_text(key.replace("_", " ")), f"{value:,}")
+        label, unit = throttle_row(key)
+        table.add_row(safe_text(label), duration(value, unit) if unit else f"{value:,}")
     out.print(table)
+    for line in summary_lines(h.error_log):
+        out.print(line, markup=False, highlight=False)
     if h.lba_formats:
         out.print(
             "LBA formats: "

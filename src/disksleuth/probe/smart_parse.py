@@ -24,6 +24,7 @@ from typing import Any
 
 from disksleuth.errors import ParseError, json_problem
 from disksleuth.model.run import Health, LbaFormat
+from disksleuth.probe.error_logs import parse_error_log
 from disksleuth.probe.smart_attributes import parse_attributes, parse_latest_self_test
 from disksleuth.probe.smart_data_units import data_bytes
 from disksleuth.probe.smart_selftests import parse_running_self_test, parse_self_test_log, parse_self_test_minutes
@@ -307,9 +308,8 @@ def health_from_smartctl_doc(doc: dict[str, Any]) -> Health:
         temperature_c=_int(_get(doc, "temperature", "current"))
         if _get(doc, "temperature", "current") is not None
         else _int(nvme.get("temperature")),
-        temperature_warning_c=_int(_get(doc, "temperature", "op_limit_max")),
-        temperature_critical_c=_int(_get(doc, "temperature", "critical_limit_max"))
-        or _int(_get(doc, "temperature", "drive_trip")),
+        temperature_warning_c=_temperature_limit(doc, "op_limit_max", "warning"),
+        temperature_critical_c=_temperature_limit(doc, "critical_limit_max", "critical"),
         power_on_hours=_int(_get(doc, "power_on_time", "hours")),
         power_cycles=_int(doc.get("power_cycle_count"))
         if doc.get("power_cycle_count") is not None
@@ -347,7 +347,22 @@ def health_from_smartctl_doc(doc: dict[str, Any]) -> Health:
         percentage_used_source=wear_source,
         interface_error_counts=_interface_errors(doc, table),
         media_error_counts=_media_errors(doc, nvme, table),
+        error_log=parse_error_log(doc),
+        rotation_rate_rpm=_int(doc.get("rotation_rate")),
     )
+
+
+def _temperature_limit(doc: dict[str, Any], key: str, nvme_key: str) -> int | None:
+    """A limit the drive reports: `temperature.<key>`, else smartctl 7.4's `nvme_composite_temperature_threshold`
+    (WCTEMP, CCTEMP); for the critical one also the ATA SCT `limit_max` and the SCSI `drive_trip`. 0 is "not
+    reported" (NVMe leaves WCTEMP/CCTEMP 0; a RAID controller passes a trip of 0)."""
+    keys = (key, "limit_max", "drive_trip") if nvme_key == "critical" else (key,)
+    for value in [_int(_get(doc, "temperature", k)) for k in keys] + [
+        _int(_get(doc, "nvme_composite_temperature_threshold", nvme_key))
+    ]:
+        if value:
+            return value
+    return None
 
 
 def _attr_count(attr: Any) -> int | None:

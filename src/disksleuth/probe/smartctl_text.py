@@ -25,6 +25,7 @@ from typing import Any
 
 from disksleuth.errors import ParseError
 from disksleuth.model.paste import PastedHealth
+from disksleuth.probe.error_logs import ErrorLogText
 from disksleuth.probe.paste_text import iter_lines
 from disksleuth.probe.smart_attributes import NVME_LABELS
 from disksleuth.probe.smart_parse import SMART_DATA_KEYS, health_from_smartctl_doc
@@ -132,9 +133,11 @@ def parse_smartctl_text(text: str, device: str | None = None, first_line: int = 
     scsi_counters: dict[str, dict[str, Any]] = {}
     in_attrs = in_lba = in_phy = in_self_test = in_nvme_log = False
     routine: str | None = None  # "Extended self-test routine" names the polling time on the next line
+    error_log = ErrorLogText()  # the ATA and NVMe error logs (issue 38): it only reads, every line
     for offset, line in enumerate(iter_lines(text)):  # the normaliser's lines: "\n" only, as numbered
         no = first_line + offset
         stripped = line.strip()
+        error_log.feed(stripped)
         if not stripped:
             in_attrs = in_lba = in_phy = in_self_test = False
             continue
@@ -234,6 +237,7 @@ def parse_smartctl_text(text: str, device: str | None = None, first_line: int = 
         protocol = _read_field(doc, where, lkey, value, no, protocol)
     if attributes:
         doc["ata_smart_attributes"] = {"table": attributes}
+    error_log.into(doc)
     if nvme:
         if sensors:
             nvme["temperature_sensors"] = sensors
@@ -342,6 +346,16 @@ def _read_field(
     elif lkey == "critical comp. temp. threshold":
         if (n := _num(value)) is not None:
             doc.setdefault("temperature", {})["critical_limit_max"] = n
+    elif lkey in ("min/max recommended temperature", "min/max temperature limit"):
+        # ATA SCT status (ataprint.cpp): "0/60 Celsius" is op_limit_{min,max}, "-40/70 Celsius" limit_{min,max}.
+        high = _num(value.partition("/")[2])
+        if high:
+            key = "op_limit_max" if "recommended" in lkey else "limit_max"
+            doc.setdefault("temperature", {})[key] = high
+    elif lkey == "rotation rate":
+        n = 0 if value.startswith("Solid State") else _num(value)
+        if n is not None:
+            doc["rotation_rate"] = n
     elif lkey == "elements in grown defect list":
         if (n := _num(value)) is not None:
             doc["scsi_grown_defect_list"] = n
