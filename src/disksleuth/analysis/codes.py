@@ -49,6 +49,8 @@ FINDING_CODES = frozenset(
         "thermal_throttling",
         "unlike_siblings",
         "usb2_link",
+        "temperature_high",
+        "thermal_throttled",
         "usb_bot",
         "write_cache_cliff",
         "writeback_stall",
