@@ -71,3 +71,13 @@ def test_8_a_saved_smartctl_file_is_kept_apart_from_this_hosts_drives(cli, tmp_p
     assert history.code == 0, history.err
     res = cli("health", "--as-device", "sdz", "--db", db)
     assert res.code == 2 and res.err.count("\n") == 1 and "--from-smartctl" in res.err, res.err
+
+
+def test_9_health_history_exits_1_on_a_warn_finding_as_health_does(cli, tmp_path):
+    """Before: `health --history` printed `! warn · media_errors` and exited 0."""
+    db = str(tmp_path / "h.db")
+    seagate = f"{SMARTCTL}/SEAGATE_ST373453LC_26.json"
+    assert cli("health", "--from-smartctl", seagate, "--as-device", "sdq", "--db", db).code == 1
+    res = cli("health", "--history", "sdq", "--db", db)
+    assert "warn · media_errors" in res.out and res.code == 1, (res.code, res.err)
+    assert cli("health", "--history", "sdq", "--db", db, "--json").code == 1

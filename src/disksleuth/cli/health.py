@@ -98,7 +98,7 @@ def _history(args: argparse.Namespace, env: Environment) -> int:
         from disksleuth.present.health_view import render_history
 
         render_history(view)
-    return EXIT_OK
+    return exit_for(view.findings)  # as `health` does: 1 on a finding at warn or critical
 
 
 def _ack(args: argparse.Namespace, env: Environment) -> int:
