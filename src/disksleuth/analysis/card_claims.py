@@ -101,14 +101,18 @@ def card_claim_unmet(
         evidence["app_class_judged"] = f"A{judged}"
     if not short:
         return None
-    causes = _causes(card)
+    causes = _causes(card, claim[0] if claim is not None else None)
     evidence["likely_causes"] = causes
     return Finding(
         code="card_claim_unmet",
         severity="warn",
         message=(
-            f"The card claims {' '.join(class_labels(card))}, but " + "; ".join(short) + "." + a2_note
-            + " Likely causes, most likely first: " + "; ".join(f"({i}) {c}" for i, c in enumerate(causes, 1))
+            f"The card claims {' '.join(class_labels(card))}, but "
+            + "; ".join(short)
+            + "."
+            + a2_note
+            + " Likely causes, most likely first: "
+            + "; ".join(f"({i}) {c}" for i, c in enumerate(causes, 1))
             + "."
         ),
         evidence=evidence,
@@ -127,11 +131,15 @@ def _host_use_words(card: Card) -> str:
     return f"{cq} the card's command queue and {cache} its cache"
 
 
-def _causes(card: Card) -> list[str]:
-    """The likely causes of a shortfall, in order: the bus mode, a worn or counterfeit card, a reader."""
+def _causes(card: Card, need_mbps: float | None = None) -> list[str]:
+    """The likely causes of a shortfall, in order: the bus mode, a worn or counterfeit card, a reader. A bus
+    mode that carries the claim with room to spare is named as ruled out, last."""
     causes = []
     now = _mbps(card.timing)
-    if card.timing is None:
+    carries = now is not None and need_mbps is not None and now >= 2 * need_mbps
+    if carries:
+        pass
+    elif card.timing is None:
         causes.append("the host's bus mode (unknown without root: debugfs ios tells which mode the card runs in)")
     elif card.card_max_timing and faster(card.card_max_timing, card.timing):
         causes.append(
@@ -144,6 +152,8 @@ def _causes(card: Card) -> list[str]:
         causes.append(f"the host's bus mode: {_mode_label(card.timing)}" + (f" (~{now:g} MB/s)" if now else ""))
     causes.append("a worn card (writes slow down as flash wears) or a counterfeit one (check with disksleuth verify)")
     causes.append("a card reader or adapter between the card and the host")
+    if carries:
+        causes.append(f"not the bus mode: {_mode_label(card.timing)} (~{now:g} MB/s) carries the claim")
     return causes
 
 
