@@ -14,6 +14,7 @@ import os
 import shutil
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -222,3 +223,37 @@ def test_heartbeat_weekly_overdue_said_and_a_refusing_target_retried(tmp_path, h
     retried = _pass(tree, db, gone, T0 + 9 * 86400)
     assert [d.outcome for d in retried.deliveries] == ["failed"]  # the same message, kept, not a new one
     assert retried.changes == ()
+
+
+def test_a_target_that_never_answers_times_out_and_the_message_waits(tmp_path, monkeypatch):
+    """A receiver that accepts the connection and never replies: the pass ends after the read timeout, not
+    never, and the message stays in the outbox."""
+    from disksleuth.run import notify
+
+    monkeypatch.setattr(notify, "SEND_TIMEOUT_S", 0.5)
+    tree, db = _tree(tmp_path), f"sqlite:///{tmp_path}/store.sqlite"
+    _sdb(tree, 0)
+    with socket.socket() as mute:
+        mute.bind(("127.0.0.1", 0))
+        mute.listen(4)  # the kernel completes the handshake; nobody reads or answers
+        config = WatchConfig(notify=(f"json://127.0.0.1:{mute.getsockname()[1]}/hook",), heartbeat_days=None)
+        began = time.monotonic()
+        out = _pass(tree, db, config, T0)
+        took = time.monotonic() - began
+    assert [d.outcome for d in out.deliveries] == ["failed"] and took < 5, took
+
+
+def test_two_passes_at_once_never_queue_or_send_a_change_twice(tmp_path):
+    """A pass keeps itself only when the newest pass is still the one it compared with; a message is claimed
+    by one sender."""
+    from disksleuth.model.watch import Message, PassState
+    from disksleuth.store.db import Store
+    from disksleuth.store.watch import claim, record_pass
+
+    message = Message("change", "warn", "t", "b")
+    with Store(f"sqlite:///{tmp_path}/store.sqlite") as store:
+        assert record_pass(store, "h", None, PassState(1.0, ()), "ok", [("x", [message], None)])
+        assert not record_pass(store, "h", None, PassState(2.0, ()), "ok", [("x", [message], None)])
+        assert [q.message for q in claim(store, "h", "x", 3.0)] == [message]
+        assert claim(store, "h", "x", 3.0) == []  # the first sender has it
+        assert len(claim(store, "h", "x", 3.0 + 7200)) == 1  # a sender that died an hour ago: sent again

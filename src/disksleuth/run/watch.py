@@ -10,11 +10,11 @@ import os
 import socket
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from disksleuth.analysis import watch as judge
-from disksleuth.errors import DisksleuthError, UsageError
+from disksleuth.errors import DisksleuthError, StoreError, UsageError
 from disksleuth.model import Finding, worst_severity
 from disksleuth.model.watch import (
     Change,
@@ -138,7 +138,7 @@ def watch_pass(
     a --sysfs-root (`scope`, as given) are compared with earlier passes over the same root, not with the host's."""
     from disksleuth.run import notify
     from disksleuth.store.db import Store
-    from disksleuth.store.watch import last_pass, save_pass
+    from disksleuth.store.watch import last_pass, record_pass
 
     now = time.time() if now_s is None else now_s
     host = shown = hostname or socket.gethostname()
@@ -152,11 +152,63 @@ def watch_pass(
     with Store(db, create=True) as store:
         before, first_s = last_pass(store, host)
     drives, findings, notes, self_tests = _read_drives(config, db, sysfs_root, before)
+    quiet = judge.in_quiet_hours(config.quiet_hours, to_local(now))
+    if quiet and config.quiet_hours:
+        from disksleuth.present.watch_view import quiet_note
+
+        notes.append(quiet_note(judge.quiet_until(config.quiet_hours, to_local(now))))
+    worst = worst_severity([f for fs in findings.values() for f in fs])
+    for _attempt in range(5):
+        plan = _plan(config, before, first_s, drives, findings, now, shown)
+        with Store(db, create=True) as store:
+            targets = [notify.target_of(url, store.serial_key) for url in config.notify]
+            held = "quiet_hours" if quiet else None
+            outbox = [(t.id, plan.messages, held) for t in targets]
+            if record_pass(store, host, before.at_s if before else None, plan.state, worst, outbox):
+                deliveries = _deliver(store, host, targets, plan.messages, now, quiet)
+                break
+            before, first_s = last_pass(store, host)  # another pass came in between: compare with it instead
+    else:
+        raise StoreError(f"{store.url}: other watch passes kept coming in between; try again")
+    notes.extend(plan.notes)
+    failed = [d for d in deliveries if d.outcome == "failed"]
+    if failed:
+        notes.append(f"{len(failed)} message(s) not taken by their target: kept, tried again by the next pass")
+    return WatchOutcome(
+        at_s=now, hostname=shown, state=plan.state, changes=tuple(plan.changes), deliveries=tuple(deliveries),
+        previous_at_s=before.at_s if before else None, overdue_s=plan.late, heartbeat=plan.beat, quiet=quiet,
+        self_tests=tuple(self_tests), notes=tuple(notes), findings=findings, saved=True,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Plan:
+    state: PassState
+    changes: list[Change]
+    messages: list[Message]
+    late: float | None
+    beat: bool
+    notes: list[str]
+
+
+def _plan(
+    config: WatchConfig,
+    before: PassState | None,
+    first_s: float | None,
+    drives: list[DriveSeen],
+    findings: dict[str, tuple[Finding, ...]],
+    now: float,
+    shown: str,
+) -> _Plan:
+    """What this pass tells, against the pass before: changes, a late pass, the heartbeat (pure but for words)."""
+    from disksleuth.run import notify
+
     changes = judge.apply_mutes(judge.diff(before, PassState(now, tuple(drives))), config.mutes)
     late = judge.overdue_s(before.at_s if before else None, now, config.overdue_hours)
     heartbeat_at = before.heartbeat_at_s if before else None
     beat = judge.heartbeat_due(heartbeat_at, first_s, now, config.heartbeat_days)
     messages = notify.change_messages(shown, changes)
+    notes: list[str] = []
     if late is not None:
         from disksleuth.present.watch_view import overdue_note
 
@@ -166,39 +218,23 @@ def watch_pass(
         attention = [f"{d} {f.code}" for d, fs in findings.items() for f in fs if f.severity in judge.NEWS]
         messages.append(notify.heartbeat_message(shown, len(drives), attention))
         heartbeat_at = now
-    quiet = judge.in_quiet_hours(config.quiet_hours, to_local(now))
-    if quiet and config.quiet_hours:
-        from disksleuth.present.watch_view import quiet_note
-
-        notes.append(quiet_note(judge.quiet_until(config.quiet_hours, to_local(now))))
-    state = PassState(now, tuple(drives), heartbeat_at)
-    with Store(db, create=True) as store:
-        targets = [notify.target_of(url, store.serial_key) for url in config.notify]
-        deliveries = _deliver(store, host, targets, messages, now, quiet)
-        save_pass(store, host, state, worst_severity([f for fs in findings.values() for f in fs]))
-    failed = [d for d in deliveries if d.outcome == "failed"]
-    if failed:
-        notes.append(f"{len(failed)} message(s) not taken by their target: kept, tried again by the next pass")
-    return WatchOutcome(
-        at_s=now, hostname=shown, state=state, changes=tuple(changes), deliveries=tuple(deliveries),
-        previous_at_s=before.at_s if before else None, overdue_s=late, heartbeat=beat, quiet=quiet,
-        self_tests=tuple(self_tests), notes=tuple(notes), findings=findings, saved=True,
-    )  # fmt: skip
+    return _Plan(PassState(now, tuple(drives), heartbeat_at), changes, messages, late, beat, notes)
 
 
 def _deliver(
     store: Any, host: str, targets: Sequence[Any], messages: list[Message], now: float, quiet: bool
 ) -> list[Delivery]:
+    """Quiet hours: the pass's messages wait in the outbox. Else every waiting message of each target is sent
+    (held ones and failed ones first, oldest first)."""
     from disksleuth.run import notify
-    from disksleuth.store.watch import mark, pending, queue
+    from disksleuth.store.watch import claim, mark
 
     out: list[Delivery] = []
     for target in targets:
-        queue(store, host, target.id, now, messages, "quiet_hours" if quiet else None)
         if quiet:
             out.extend(Delivery(target.label, m.kind, m.title, "held", None, now) for m in messages)
             continue
-        for q in pending(store, host, target.id):
+        for q in claim(store, host, target.id, now):
             error = notify.send(target, q.message)
             sent_at = None if error else time.time()
             mark(store, q.id, sent_at_s=sent_at, error=error, attempts=q.attempts + 1)

@@ -42,11 +42,30 @@ def last_pass(store: Store, hostname: str) -> tuple[PassState | None, float | No
     return state, float(first) if first is not None else None
 
 
-def save_pass(store: Store, hostname: str, state: PassState, worst: str) -> None:
-    t = WATCH_PASSES
+KEEP_S = 400 * 86400.0  # passes and sent messages older than this are dropped (a year of daily passes, and more)
+RECLAIM_S = 3600.0  # a message claimed this long ago and still not marked: its sender died; send it again
+
+
+def record_pass(
+    store: Store,
+    hostname: str,
+    previous_at_s: float | None,
+    state: PassState,
+    worst: str,
+    outbox: list[tuple[str, list[Message], str | None]],
+) -> bool:
+    """Keep the pass and queue its messages (target, messages, why held) in one transaction, only if the host's
+    newest pass is still the one it was compared with: False when another pass came in between (two passes at
+    once: the caller compares again with that one, so a change is never queued twice)."""
+    p, o = WATCH_PASSES, WATCH_OUTBOX
     with store._errors("write to"), store._writing() as conn:
+        newest = conn.execute(
+            sa.select(p.c.at_s).where(p.c.hostname == hostname).order_by(p.c.at_s.desc(), p.c.id.desc()).limit(1)
+        ).scalar()
+        if (float(newest) if newest is not None else None) != previous_at_s:
+            return False
         conn.execute(
-            t.insert().values(
+            p.insert().values(
                 hostname=hostname,
                 at_s=state.at_s,
                 at=iso_utc(state.at_s),
@@ -55,6 +74,27 @@ def save_pass(store: Store, hostname: str, state: PassState, worst: str) -> None
                 state_json=to_json(state_to_dict(state)),
             )
         )
+        rows = [
+            {
+                "hostname": hostname,
+                "target": target,
+                "created_at_s": state.at_s,
+                "kind": m.kind,
+                "severity": m.severity,
+                "title": m.title,
+                "body": m.body,
+                "held": held or "new",
+                "attempts": 0,
+            }
+            for target, messages, held in outbox
+            for m in messages
+        ]
+        if rows:
+            conn.execute(o.insert(), rows)
+        old = state.at_s - KEEP_S
+        conn.execute(p.delete().where(p.c.hostname == hostname, p.c.at_s < old))
+        conn.execute(o.delete().where(o.c.hostname == hostname, o.c.created_at_s < old, o.c.held.is_(None)))
+    return True
 
 
 @dataclass(frozen=True)
@@ -65,39 +105,19 @@ class Queued:
     attempts: int
 
 
-def queue(store: Store, hostname: str, target: str, at_s: float, messages: list[Message], held: str | None) -> None:
-    if not messages:
-        return
+def claim(store: Store, hostname: str, target: str, now_s: float) -> list[Queued]:
+    """A target's unsent messages, oldest first, claimed for this sender (held = "sending") in one transaction:
+    two passes at once never send the same message twice."""
     t = WATCH_OUTBOX
+    waiting = sa.or_(
+        t.c.held.in_(("new", "failed", "quiet_hours")),
+        sa.and_(t.c.held == "sending", t.c.created_at_s < now_s - RECLAIM_S),
+    )
+    mine = sa.and_(t.c.hostname == hostname, t.c.target == target, t.c.sent_at_s.is_(None))
     with store._errors("write to"), store._writing() as conn:
-        conn.execute(
-            t.insert(),
-            [
-                {
-                    "hostname": hostname,
-                    "target": target,
-                    "created_at_s": at_s,
-                    "kind": m.kind,
-                    "severity": m.severity,
-                    "title": m.title,
-                    "body": m.body,
-                    "held": held or "new",
-                    "attempts": 0,
-                }
-                for m in messages
-            ],
-        )
-
-
-def pending(store: Store, hostname: str, target: str) -> list[Queued]:
-    """A target's unsent messages, oldest first."""
-    t = WATCH_OUTBOX
-    with store._errors("read"), store.engine.connect() as conn:
-        rows = conn.execute(
-            sa.select(t)
-            .where(t.c.hostname == hostname, t.c.target == target, t.c.sent_at_s.is_(None), t.c.held.is_not(None))
-            .order_by(t.c.created_at_s, t.c.id)
-        ).fetchall()
+        rows = conn.execute(sa.select(t).where(mine, waiting).order_by(t.c.created_at_s, t.c.id)).fetchall()
+        if rows:
+            conn.execute(t.update().where(t.c.id.in_([r.id for r in rows])).values(held="sending"))
     return [
         Queued(int(r.id), Message(r.kind, r.severity, r.title, r.body), float(r.created_at_s), int(r.attempts))
         for r in rows
