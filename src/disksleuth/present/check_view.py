@@ -27,6 +27,10 @@ def render_device_header(
         line += f"  [dim]({safe_text(where)})[/dim]"
     out.print(line)
     render_chain(chain)
+    if device.card_registers is not None:  # an SD card's or eMMC's own claims (issue 39)
+        from disksleuth.present.text import render_card
+
+        render_card(device)
     if device.backing_file:  # a loop device: what it stands on (issue 20: its runs are its own, not that disk's)
         on = f" on {device.backing_device}" if device.backing_device else ""
         dio = {True: ", direct I/O on", False: ", direct I/O off (loop/dio 0)", None: ""}[device.loop_direct_io]

@@ -137,6 +137,18 @@ def hop_where(hop: object) -> str:
     return getattr(hop, "name", "?")
 
 
+def render_card(device: Device, indent: str = "  ") -> None:
+    """An SD card's or eMMC's claims in one line (issue 39): maker, product, version, classes, date."""
+    if device.card_registers is None:
+        return
+    from disksleuth.analysis.card_claims import card_of
+    from disksleuth.analysis.card_registers import card_summary
+
+    card = card_of(device)
+    if card is not None and (summary := card_summary(card)):
+        console().print(f"{indent}card: {safe_text(summary)}")
+
+
 def render_chain(chain: LinkChain, indent: str = "  ") -> None:
     from disksleuth.analysis.aer import hop_aer_lines
 
@@ -262,6 +274,7 @@ def render_devices(rows: list[tuple[Device, LinkChain, list[Finding]]], show_par
         out.print(f"\n[bold]{safe_text(dev.path)}[/bold] {safe_text(dev.model or '')}")
         if interesting:
             render_chain(chain)
+        render_card(dev)
         render_findings(findings)
         for note in dev.notes:
             out.print(f"  [dim]note: {safe_text(note)}[/dim]")
