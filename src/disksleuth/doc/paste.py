@@ -27,7 +27,76 @@ def _findings(d: Any) -> list[dict[str, Any]]:
     return out
 
 
+def _source_doc(x: Any) -> dict[str, Any]:
+    return {
+        "kind": "pasted",
+        "files": list(x.files),
+        "sections": [
+            {
+                "kind": s.kind,
+                "file": s.file,
+                "first_line": s.first_line,
+                "last_line": s.last_line,
+                "device": s.device,
+                "status": s.status,
+            }
+            for s in x.sections
+        ],
+        "skipped": list(x.skipped),
+        "notes": list(x.notes),
+        "figures_not_used": list(x.figures_unused),
+    }
+
+
+def _line(x: Any, line: int | None) -> dict[str, Any] | None:
+    """A slot's line in the paste: the dmidecode section's lines are numbered from its first."""
+    section = next((s for s in x.sections if s.kind == "dmidecode" and s.file == x.slots_file), None)
+    if line is None or section is None or x.slots_file is None:
+        return None
+    return {"file": x.slots_file, "line": section.first_line + line - 1}
+
+
+def slots_document(x: Any) -> dict[str, Any]:
+    """A paste that holds dmidecode's slots and no device: its slot table (issue 40)."""
+    slots = []
+    for sl in x.slots.smbios_slots:
+        item: dict[str, Any] = {
+            "designation": sl.designation,
+            "type": sl.type_name,
+            "width_lanes": sl.width_lanes,
+            "width": sl.width_name,
+            "current_usage": sl.current_usage,
+            "bus_address": sl.bus_address,
+            "generation": sl.generation,
+        }
+        if (where := _line(x, sl.line)) is not None:
+            item["source"] = where
+        slots.append(item)
+    onboard = []
+    for o in x.slots.onboard:
+        dev: dict[str, Any] = {
+            "designation": o.designation,
+            "type": o.type_name,
+            "enabled": o.enabled,
+            "bus_address": o.bus_address,
+        }
+        if (where := _line(x, o.line)) is not None:
+            dev["source"] = where
+        onboard.append(dev)
+    in_use = sum(1 for sl in x.slots.smbios_slots if (sl.current_usage or "").lower() == "in use")
+    return {
+        "devices": [],
+        "findings": [],
+        "summary": f"{len(slots)} slot(s), {in_use} in use; {len(onboard)} onboard device(s); no device to put them on",
+        "slots": slots,
+        "onboard": onboard,
+        "source": _source_doc(x),
+    }
+
+
 def paste_document(x: Any) -> dict[str, Any]:
+    if not x.devices:
+        return slots_document(x)
     first = x.devices[0]
     devices = [
         {
@@ -46,22 +115,5 @@ def paste_document(x: Any) -> dict[str, Any]:
         "findings": [f for d in devices for f in d["findings"]],
         "summary": first.summary,
         "devices": devices,
-        "source": {
-            "kind": "pasted",
-            "files": list(x.files),
-            "sections": [
-                {
-                    "kind": s.kind,
-                    "file": s.file,
-                    "first_line": s.first_line,
-                    "last_line": s.last_line,
-                    "device": s.device,
-                    "status": s.status,
-                }
-                for s in x.sections
-            ],
-            "skipped": list(x.skipped),
-            "notes": list(x.notes),
-            "figures_not_used": list(x.figures_unused),
-        },
+        "source": _source_doc(x),
     }

@@ -66,6 +66,9 @@ class PastedPci:
     # The bridge an `lspci -t` tree draws above the highest pasted function of its chain, when that bridge's own
     # lspci -vv is not in the paste (so the link into it is unknown).
     bridge_above: str | None = None
+    # The "Subsystem:" line's names: for a drive on its own card or M.2 module, its model ("Samsung Electronics Co Ltd
+    # SSD 970 EVO Plus 1TB"), where the header names only the controller chip.
+    subsystem_name: str | None = None
 
 
 @dataclass(frozen=True)

@@ -27,18 +27,22 @@ def render_paste(x: Any) -> None:
     for fig in x.figures_unused:
         where = f" ({fig['source']['file']}:{fig['source']['line']})" if "source" in fig else ""
         _say(f"  figure {fig['option']} {fig['read_as']}{where} not used: {fig['not_used']}", "yellow")
+    if not x.devices and getattr(x, "slots", None) is not None:
+        _render_slots(x.slots)
     for d in x.devices:
         out.print()
         render_device_header(d.device, d.chain, None)
         for note in d.notes:
             _say(f"note: {note}", "dim")
-        if not d.figures.any():
+        if not d.figures.any() and not d.given:
             _say("(no figures: fio, hdparm -t or dd output in the paste, or --read/--write, add the dynamic verdicts)")
         for g in d.given:
             where = f" ({g['source']['file']}:{g['source']['line']})" if "source" in g else ""
             extra = f"; {g['note']}" if g.get("note") else ""
             _say(f"figure {g['option']}: read as {g['read_as']}{where}{extra}")
         out.print("\n[bold]Findings[/bold]")
+        if not d.findings:
+            _say("  (none: no figure here is one a verdict reads)", "dim")
         for f, where in zip(d.findings, d.sources, strict=True):
             render_findings([f])
             if where is not None:
@@ -49,3 +53,46 @@ def render_paste(x: Any) -> None:
         worst = worst_severity(x.findings)
         out.print()
         _say(f"{len(x.devices)} devices in the paste; worst finding: {worst}")
+
+
+# dmidecode pasted alone (issue 40): its slots and onboard devices, and what would put them on the links.
+SLOTS_HINT = (
+    "No device in the paste to put these slots on: paste `lspci -vv` (and `lspci -tv`) beside it, and each drive's "
+    "link is shown with the slot it is in."
+)
+
+
+def _cell(value: object, width: int) -> str:
+    text = "-" if value is None or value == "" else str(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _render_slots(table: Any) -> None:
+    out = console()
+    slots, onboard = table.smbios_slots, table.onboard
+    version = f", SMBIOS {table.smbios_version}" if table.smbios_version else ""
+    out.print()
+    out.print(f"[bold]System slots (dmidecode type 9{safe_text(version)})[/bold]")
+    if slots:
+        _say(f"  {'designation':<29} {'type':<18} {'width':<5} {'usage':<10} bus address", "dim")
+    for sl in slots:
+        width = sl.width_name or (f"x{sl.width_lanes}" if sl.width_lanes else None)
+        _say(
+            f"  {_cell(sl.designation, 29):<29} {_cell(sl.type_name, 18):<18} {_cell(width, 5):<5} "
+            f"{_cell(sl.current_usage, 10):<10} {_cell(sl.bus_address, 12)}"
+        )
+    if not slots:
+        _say("  (no System Slots record)", "dim")
+    if onboard:
+        out.print()
+        out.print("[bold]Onboard devices (dmidecode types 10 and 41)[/bold]")
+        _say(f"  {'designation':<32} {'type':<16} {'enabled':<8} {'bus address':<12}", "dim")
+        for o in onboard:
+            _say(
+                f"  {_cell(o.designation, 32):<32} {_cell(o.type_name, 16):<16} {'yes' if o.enabled else 'no':<8} "
+                f"{_cell(o.bus_address, 12):<12}"
+            )
+    out.print()
+    in_use = sum(1 for sl in slots if (sl.current_usage or "").lower() == "in use")
+    _say(f"Summary: {len(slots)} slot(s), {in_use} in use; {len(onboard)} onboard device(s)")
+    _say(SLOTS_HINT)

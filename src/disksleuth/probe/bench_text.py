@@ -20,6 +20,7 @@ Parsing is one pass, anchored patterns only: linear in the text.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, replace
 from typing import Any
 
 from disksleuth.errors import ParseError, UsageError
@@ -168,9 +169,57 @@ def _fio_figures(
     return []
 
 
+@dataclass(frozen=True)
+class FioJsonTarget:
+    """What a fio JSON result says about where it ran: each job's file, and the devices fio's disk_util names (the
+    file's device first, then the members of an array under it, as fio lists them)."""
+
+    jobs: tuple[tuple[str, str | None], ...]  # (job name, its filename or directory as set)
+    disks: tuple[str, ...]
+
+    @property
+    def device(self) -> str | None:
+        """The device the figures are about: a job's /dev/ filename, else the first disk fio's disk_util names."""
+        for _name, file in self.jobs:
+            name = _device(file) if file and file.startswith("/dev/") and ":" not in file else None
+            if name:
+                return name
+        return self.disks[0] if self.disks else None
+
+
+def fio_json_target(doc: Any) -> FioJsonTarget:
+    """The jobs' files and disk_util's devices of one decoded fio JSON document (names cut to 200 characters)."""
+    if not isinstance(doc, dict):
+        return FioJsonTarget((), ())
+    glob_opts = doc.get("global options")
+    glob: dict[str, Any] = glob_opts if isinstance(glob_opts, dict) else {}
+    jobs: list[tuple[str, str | None]] = []
+    raw_jobs = doc.get("jobs")
+    for raw in raw_jobs if isinstance(raw_jobs, list) else []:
+        if not isinstance(raw, dict):
+            continue
+        opts = dict(glob)
+        if isinstance(raw.get("job options"), dict):
+            opts.update(raw["job options"])
+        file, directory = opts.get("filename"), opts.get("directory")
+        where = str(file) if file else None
+        if where and directory and not where.startswith("/"):
+            where = f"{directory}/{where}"
+        elif not where and directory:
+            where = str(directory)
+        jobs.append((str(raw.get("jobname", ""))[:200], where[:200] if where else None))
+    disks = []
+    util = doc.get("disk_util")
+    for d in util if isinstance(util, list) else []:
+        name = d.get("name") if isinstance(d, dict) else None
+        if isinstance(name, str) and _device(name):
+            disks.append(name)
+    return FioJsonTarget(tuple(jobs[:64]), tuple(disks[:64]))
+
+
 def fio_json_figures(doc: Any, first_line: int = 1, command: str | None = None) -> list[PastedFigure]:
-    """The figures of one decoded fio --output-format=json document. The caller decodes it (a paste's JSON is
-    decoded within a memory budget, run/paste.py), so this stays a pure function of the value."""
+    """The figures of one decoded fio --output-format=json document, each named by its job. The caller decodes it
+    (a paste's JSON is decoded within a memory budget, run/paste.py), so this stays a pure function of the value."""
     if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
         raise ParseError("fio JSON without a 'jobs' list")
     report = report_from_document(doc)
@@ -184,12 +233,14 @@ def fio_json_figures(doc: Any, first_line: int = 1, command: str | None = None) 
             opts.update(raw["job options"])
         rw = str(opts.get("rw") or opts.get("readwrite") or "read")
         bs = _bs_of(str(opts.get("bs") or opts.get("blocksize") or "4k"))
+        name = job.name[:64]
         for direction in ("read", "write"):
             d = getattr(job, direction)
             if d is None or not d.active:
                 continue
-            out.extend(_fio_figures("fio --output-format=json", rw, bs, direction, d.bw_bytes / 1e6, d.iops,
-                                    first_line, device))  # fmt: skip
+            for fig in _fio_figures("fio --output-format=json", rw, bs, direction, d.bw_bytes / 1e6, d.iops,
+                                    first_line, device):  # fmt: skip
+                out.append(replace(fig, read_as=f"job {name}: {fig.read_as}") if name else fig)
     return out
 
 
@@ -251,4 +302,3 @@ def parse_dd_text(text: str, first_line: int = 1, command: str | None = None) ->
         else:
             out.append(PastedFigure("dd", f"seq_{direction}_mbps", mbps, first_line + offset, read_as, device))
     return out
-

@@ -58,6 +58,7 @@ def _width(text: str | None) -> int | None:
     value = int(text) if text and len(text) <= 3 else None
     return value if value in _WIDTHS else None
 
+
 _ROLES = {
     "Root Port": "root_port",
     "Upstream Port": "upstream_port",
@@ -104,6 +105,7 @@ class _Fn:
     width_tag: bool | None = None
     secondary_bus: str | None = None
     driver: str | None = None
+    subsystem: str | None = None
 
     @property
     def is_bridge(self) -> bool:
@@ -119,9 +121,7 @@ def _full_bdf(bdf: str) -> str:
     return bdf.lower() if bdf.count(":") == 2 else "0000:" + bdf.lower()
 
 
-def parse_lspci_vv(
-    text: str, first_line: int = 1, tree: Mapping[str, str | None] | None = None
-) -> list[PastedPci]:
+def parse_lspci_vv(text: str, first_line: int = 1, tree: Mapping[str, str | None] | None = None) -> list[PastedPci]:
     """Every function in an `lspci -vv` paste, with its link, its parent port and its path to the root port.
 
     A device pasted alone (lspci -s) still gets its own link; `chain_known` is False when a bridge between it and
@@ -168,6 +168,9 @@ def parse_lspci_vv(
                 cur.lines["Express"] = no
         elif s.startswith("Kernel driver in use:"):
             cur.driver = s.split(":", 1)[1].strip() or None
+        elif s.startswith("Subsystem:") and cur.subsystem is None:
+            cur.subsystem = _IDS.sub("", s[10:]).strip()[:200] or None
+            cur.lines["Subsystem"] = no
     if not fns:
         raise ParseError("no lspci device in the text (expected lines like '01:00.0 SATA controller: ...')")
     return _link_up(fns, tree or {})
@@ -233,7 +236,7 @@ def _link_up(fns: list[_Fn], tree: Mapping[str, str | None]) -> list[PastedPci]:
             device_name=f.device_name,
             path=_path(f, parent_of, tree),
         )
-        out.append(PastedPci(fn, dict(f.lines), f.speed_tag, f.width_tag, chain_known, above))
+        out.append(PastedPci(fn, dict(f.lines), f.speed_tag, f.width_tag, chain_known, above, f.subsystem))
     return out
 
 

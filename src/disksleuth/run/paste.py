@@ -28,12 +28,13 @@ from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.verdicts import Figures, summary_line, verdicts, with_drive_sata_max
 from disksleuth.errors import DisksleuthError, ParseError, UsageError, json_problem
 from disksleuth.infile import read_user_file
-from disksleuth.model import Device, Finding, LinkChain, PcieHop, SataHop
+from disksleuth.model import Device, Finding, HopCeiling, LinkChain, PcieHop, SataHop
 from disksleuth.model.paste import PastedFigure, PastedHealth, PastedPci, Section
 from disksleuth.model.run import Health
 from disksleuth.probe.bench_text import (
     command_device,
     fio_json_figures,
+    fio_json_target,
     parse_dd_text,
     parse_fio_text,
     parse_hdparm_text,
@@ -119,6 +120,10 @@ class PasteExplained:
     skipped: list[dict[str, Any]]  # {"file", "first_line", "last_line"}
     notes: list[str]
     figures_unused: list[dict[str, Any]]
+    # dmidecode's slots and onboard devices, when pasted: shown as a table when the paste holds no device to put them
+    # on (issue 40).
+    slots: SlotTable | None = None
+    slots_file: str | None = None
 
     @property
     def findings(self) -> list[Finding]:
@@ -152,7 +157,10 @@ class _Context:
     drives: list[_Drive] = field(default_factory=list)
     figures: list[tuple[PastedFigure, str]] = field(default_factory=list)
     slots: SlotTable | None = None
+    slots_file: str | None = None
     notes: list[str] = field(default_factory=list)
+    figure_notes: list[tuple[str | None, str]] = field(default_factory=list)  # (device, what a benchmark says of it)
+    fio_targets: dict[int, str] = field(default_factory=dict)  # id(figure) -> the device its fio JSON ran on
 
 
 Handler = Callable[[_Context, Section, str], str | None]  # returns the device the section is about, if named
@@ -316,6 +324,7 @@ def _read_dmidecode(ctx: _Context, section: Section, file: str) -> str | None:
     if not table.slots and not table.onboard:
         raise ParseError("no System Slots (type 9) or onboard device record in it")
     old = ctx.slots or SlotTable()
+    ctx.slots_file = ctx.slots_file or file
     ctx.slots = SlotTable(
         smbios_slots=old.smbios_slots + table.slots,
         onboard=old.onboard + table.onboard,
@@ -324,12 +333,36 @@ def _read_dmidecode(ctx: _Context, section: Section, file: str) -> str | None:
     return None
 
 
+def _read_fio_json(ctx: _Context, section: Section, file: str) -> str | None:
+    """A fio JSON result's figures, per job, and where it ran: each job's file and the devices disk_util names."""
+    doc = _decode_json(section, "fio")
+    found = fio_json_figures(doc, section.first_line, section.command)
+    if not found:
+        raise ParseError("no figure in it (no job with read or write I/O)")
+    ctx.figures.extend((f, file) for f in found)
+    device = next((f.device for f in found if f.device), None)
+    target = fio_json_target(doc)
+    if target.device:  # where it ran, for a paste of this result alone (_bench_only)
+        ctx.fio_targets.update((id(f), target.device) for f in found if f.device is None)
+        device = device or target.device
+    where = Where(file, section.first_line)
+    for name, path in target.jobs[:8]:
+        if path:
+            ctx.figure_notes.append(
+                (device, f"fio job {_clip(name, 64)} ran on {_clip(path, _MAX_NAME_CHARS)} ({where})")
+            )
+    if target.disks:
+        members = f" (then {', '.join(target.disks[1:9])}: the devices under it)" if len(target.disks) > 1 else ""
+        ctx.figure_notes.append((device, f"fio's disk_util names {target.disks[0]}{members} ({where})"))
+    return device
+
+
 # kind -> reader; None: recognised, no reader yet (nvme-cli's list and smart-log JSON: no parser yet).
 HANDLERS: dict[str, Handler | None] = {
     "smartctl": _read_smartctl,
     "smartctl_json": _read_smartctl_json,
     "fio": _figures(lambda s: parse_fio_text(s.text, s.first_line, s.command)),
-    "fio_json": _figures(lambda s: fio_json_figures(_decode_json(s, "fio"), s.first_line, s.command)),
+    "fio_json": _read_fio_json,
     "hdparm": _figures(lambda s: parse_hdparm_text(s.text, s.first_line)),
     "dd": _figures(lambda s: parse_dd_text(s.text, s.first_line, s.command)),
     "dmidecode": _read_dmidecode,
@@ -451,6 +484,9 @@ def explain_paste(
     sections.sort(key=lambda s: (names.index(s.file) if s.file in names else 0, s.first_line))
     given_figures = _given(read, write, read_iops, write_iops)
     devices, unused = _devices(ctx, given_figures)
+    if not devices and ctx.slots is not None and (ctx.slots.smbios_slots or ctx.slots.onboard):
+        # dmidecode alone: its slot table is what the paste holds (shown, with what would put it on the links).
+        return PasteExplained(names, [], sections, skipped, ctx.notes, unused, ctx.slots, ctx.slots_file)
     if not devices:
         read_kinds = sorted({s.kind for s in sections if s.status == "read"})
         what = f" (read: {', '.join(read_kinds)})" if read_kinds else ""
@@ -467,7 +503,7 @@ def explain_paste(
             + cut
             + "; paste lspci -vv, smartctl -x or nvme list output too"
         )
-    return PasteExplained(names, devices, sections, skipped, ctx.notes, unused)
+    return PasteExplained(names, devices, sections, skipped, ctx.notes, unused, ctx.slots, ctx.slots_file)
 
 
 def _given(read: str | None, write: str | None, read_iops: str | None, write_iops: str | None) -> list[PastedFigure]:
@@ -501,6 +537,32 @@ class _Building:
     drive: _Drive | None = None
     notes: list[str] = field(default_factory=list)
     figures: list[tuple[PastedFigure, str]] = field(default_factory=list)
+    bench_only: bool = False  # made from a benchmark's figures alone: nothing of its path or health is known
+
+
+UNNAMED = "(no device named)"
+
+
+def _bench_only(ctx: _Context, given: list[PastedFigure]) -> list[_Building]:
+    """A paste of one benchmark alone (fio, hdparm, dd): a device for each one its figures name (else one unnamed),
+    so what needs no path is judged: a 4K random write rate, a figure above any link a drive has."""
+    # A fio JSON figure names no device in a paste with others (it joins the only one); alone, where it ran.
+    ctx.figures = [(replace(f, device=ctx.fio_targets.get(id(f))) if f.device is None else f, file)
+                   for f, file in ctx.figures]  # fmt: skip
+    names: list[str | None] = []
+    for fig in [*given, *(f for f, _ in ctx.figures)]:
+        if fig.device not in names:
+            names.append(fig.device)
+    if None in names and len(names) > 1:
+        names.remove(None)  # an unnamed figure with named ones: said not used (it names no device), as before
+    out = []
+    for name in names:
+        about = "it" if name else "this figure"
+        notes = [f"only benchmark output about {about} in the paste: no lspci, smartctl or nvme-cli output, so its "
+                 "link and health are unknown and only what needs no path is judged"]  # fmt: skip
+        notes += [n for d, n in ctx.figure_notes if _same(d, name) or (d is None and name is None)]
+        out.append(_Building(name or UNNAMED, "unknown", notes=notes, bench_only=True))
+    return out
 
 
 def _devices(ctx: _Context, given: list[PastedFigure]) -> tuple[list[PastedDevice], list[dict[str, Any]]]:
@@ -543,6 +605,8 @@ def _devices(ctx: _Context, given: list[PastedFigure]) -> tuple[list[PastedDevic
         name = d.name or f"drive at {os.path.basename(d.where.file)}:{d.where.line}"
         transport = {"NVMe": "nvme", "ATA": "sata", "SCSI": "scsi"}.get(h.protocol or "", "unknown")
         building.append(_Building(name, transport, hops, None, d, notes))
+    if not building:
+        building = _bench_only(ctx, given)
     if ctx.slots is not None:
         for b in building:
             b.hops = tuple(_with_slot(h, ctx.slots) for h in b.hops)
@@ -733,7 +797,7 @@ def _judge(b: _Building, key: bytes | None) -> PastedDevice:
         name=b.name,
         path=f"/dev/{b.name}" if re.fullmatch(r"[A-Za-z0-9_!-]+", b.name) else "",
         transport=b.transport,
-        model=_clip(health.model if health else (b.pci[0].fn.device_name if b.pci else None), _MAX_NAME_CHARS),
+        model=_clip(health.model if health else _pci_model(b.pci[0]) if b.pci else None, _MAX_NAME_CHARS),
         firmware=_clip(health.firmware if health else None, _MAX_NAME_CHARS),
         size_bytes=health.capacity_bytes if health else None,
         hops=b.hops,
@@ -741,13 +805,52 @@ def _judge(b: _Building, key: bytes | None) -> PastedDevice:
     device = with_drive_sata_max(device, health)
     chain = link_chain(device.hops)
     findings = verdicts(device, chain, figures, health=health)
+    summary = summary_line(device, chain, figures)
+    if b.bench_only and not figures.any():
+        # Only figures no verdict reads (hdparm -T's memory, a dd of unknown direction): nothing judged, not "ok".
+        findings = []
+        why = next((f.note for f, _ in b.figures if f.note), None)
+        summary = NOTHING_TO_JUDGE + (f": {why}" if why else "")
+    elif not figures.any() and (link := link_summary(chain)):
+        summary = f"{link}; {summary}"
     sources = [_source(f, b, best) for f in findings]
     given = [_figure_dict(fig, file) for fig, file in b.figures]
     if len(b.figures) > len(best):
         b.notes.append("several figures of one kind: the best of each is judged")
     chain_known = b.pci[0].chain_known if b.pci else None
-    return PastedDevice(device, chain, figures, findings, summary_line(device, chain, figures), sources, given,
-                        chain_known, b.notes, sid)  # fmt: skip
+    return PastedDevice(device, chain, figures, findings, summary, sources, given, chain_known, b.notes, sid)
+
+
+NOTHING_TO_JUDGE = "no figure a verdict reads"
+# A name lspci prints for an id pci.ids does not know: "Device a811", "Samsung Electronics Co Ltd Device a811".
+_UNNAMED_ID = re.compile(r"(?:^|\s)Device [0-9a-fA-F]{4}$")
+
+
+def _pci_model(p: PastedPci) -> str | None:
+    """The drive's model from lspci: its "Subsystem:" names the drive on its card or module ("SSD 970 EVO Plus 1TB")
+    where the header names the controller chip; the header's names when the subsystem's id is one pci.ids lacks."""
+    sub = p.subsystem_name
+    if sub and not _UNNAMED_ID.search(sub):
+        return sub
+    return p.fn.device_name
+
+
+def link_summary(chain: LinkChain) -> str | None:
+    """'PCIe 3.0 x2 of x4: ceiling 1,772 MB/s, capable 3,545': the link that sets the ceiling, against what its
+    ends could do, for a paste with no figures to judge."""
+    hop = chain.bottleneck
+    if not isinstance(hop, HopCeiling) or chain.current_ceiling_mbps is None:
+        return None
+    label, capable = hop.label, hop.capable_label
+    if capable and capable != label:
+        same_speed = capable.rsplit(" ", 1)[0] == label.rsplit(" ", 1)[0]
+        label += f" of {capable.rsplit(' ', 1)[1] if same_speed else capable}"
+    text = f"{label}: ceiling {chain.current_ceiling_mbps:,.0f} MB/s"
+    if chain.capable_ceiling_mbps is not None and round(chain.capable_ceiling_mbps) != round(
+        chain.current_ceiling_mbps
+    ):
+        text += f", capable {chain.capable_ceiling_mbps:,.0f}"
+    return text
 
 
 _PCI_CODES = ("link_downgraded", "slot_limited", "behind_chipset", "slot_firmware_mismatch")
