@@ -246,3 +246,26 @@ def test_emmc_life_estimates_are_its_health_reading() -> None:
     assert h is not None and h.protocol == "eMMC"
     assert h.percentage_used == 110 and "type A 0x0b, type B 0x02" in (h.percentage_used_source or "")
     assert emmc_health(read_device("mmcblk0", os.path.join(SYSFS, "sd_goodram_irdm_v30_a2"))) is None
+
+
+def test_real_emmc_ext_csd_and_a_host_without_hs400() -> None:
+    """A real eMMC 5.1's EXT_CSD as `mmc extcsd read` printed it on linux-mmc (SOURCES.md): rev 8 (5.1), CARD_TYPE
+    0x57 (HS400 1.8 V at most), SEC_COUNT 0x0733c000 (57.6 GiB, as its dmesg line says), an 8 MiB cache. On a host
+    that runs HS200 and offers nothing faster (caps2 HS200 only), the card's HS400 is the host's limit."""
+    dev = read_device("mmcblk0", os.path.join(SYSFS, "emmc_hs400_on_hs200_host"))
+    card = decode_card(dev.card_registers, dev.size_bytes)  # type: ignore[arg-type]
+    assert (card.spec_version, card.capacity_bytes, card.cache) == ("5.1", 0x0733C000 * 512, True)
+    assert (card.card_max_timing, card.timing, card.host_max_timing) == ("mmc HS400", "mmc HS200", "mmc HS200")
+    assert (card.life_time_a, card.life_time_b) == (0, 0) and emmc_worn(dev) is None  # 0: not defined
+    f = host_limits_card(dev)
+    assert f is not None and f.evidence["card_max_mbps"] == 400.0 and f.evidence["current_mbps"] == 200.0
+
+
+def test_ext_csd_offsets_match_the_debugfs_text() -> None:
+    """Byte N of debugfs ext_csd is hex characters 2N..2N+1: life time A is at 536 (byte 268), B at 538."""
+    raw = bytearray(512)
+    raw[267], raw[268], raw[269], raw[192] = 0x02, 0x0A, 0x03, 7
+    raw[308], raw[307] = 1, 31
+    card = decode_card(CardRegisters(card_type="MMC", ext_csd=raw.hex()))
+    assert (card.pre_eol, card.life_time_a, card.life_time_b, card.spec_version) == (2, 0x0A, 3, "5.0")
+    assert card.command_queue == 32

@@ -58,7 +58,7 @@ SANDISK_SC16G = {
 }
 # The issue's card: a Goodram IRDM V30 A2 whose SD Status reads C10 U3 V30 A2 (a command queue of depth 32
 # and a cache), on a Raspberry Pi 4 at SDR104. The SD Status is written out field by field in SOURCES.md.
-GOODRAM_SSR = "80000000" "00000000" "04009000" "080a391e" "00000000" "0002fc00" + "0" * 80
+GOODRAM_SSR = "800000000000000004009000080a391e000000000002fc00" + "0" * 80
 GOODRAM = {
     "type": "SD",
     "ssr": GOODRAM_SSR,
@@ -83,6 +83,24 @@ EMMC_WORN = {
 }
 
 
+def ext_csd(values: dict[int, int], words: dict[tuple[int, int], int]) -> str:
+    """debugfs ext_csd: 512 bytes as "%02x" each, byte 0 first (drivers/mmc/core/debugfs.c)."""
+    raw = bytearray(512)
+    for index, value in values.items():
+        raw[index] = value
+    for (start, length), value in words.items():
+        raw[start : start + length] = value.to_bytes(length, "little")
+    return raw.hex()
+
+
+# A real eMMC 5.1 (SLD64G) whose `mmc extcsd read` was posted to linux-mmc (SOURCES.md): EXT_CSD_REV 8,
+# CARD_TYPE 0x57 (HS400 1.8 V, HS200 1.8 V, DDR52, HS52, HS26), HS_TIMING 3, CACHE_SIZE 8192 KiB,
+# SEC_COUNT 0x0733c000; the life estimates were cut from the post, so they read 0 (not defined). Here on an
+# RK3568-like host, which runs HS200 and offers no HS400 (the thread's own words: a chip design limit).
+EMMC_SLD64G = {"type": "MMC", "name": "SLD64G", "rev": "0x8", "serial": "0x0c0ffee0", "date": "03/2023"}
+EMMC_SLD64G_EXT_CSD = ext_csd({192: 8, 196: 0x57, 185: 3}, {(212, 4): 0x0733C000, (249, 4): 8192})
+
+
 def main() -> None:
     card_tree(
         "sd_sandisk_sc16g_hs_host", "/sys/devices/platform/ocp/48060000.mmc/mmc_host", "mmc0", "aaaa", "mmcblk0",
@@ -98,6 +116,13 @@ def main() -> None:
         EMMC_WORN,
         {"ios": ios(200000000, 9, "mmc HS200", 3, "1 (1.80 V)"), "caps": "0x40000847", "caps2": "0x00000060"},
         "179:32",
+    )  # fmt: skip
+    card_tree(
+        "emmc_hs400_on_hs200_host", "/sys/devices/platform/fe310000.mmc/mmc_host", "mmc0", "0001", "mmcblk0",
+        0x0733C000, EMMC_SLD64G,
+        {"ios": ios(200000000, 9, "mmc HS200", 3, "1 (1.80 V)"), "caps": "0x40000847", "caps2": "0x00000060",
+         "mmc0:0001/ext_csd": EMMC_SLD64G_EXT_CSD},
+        "179:0",
     )  # fmt: skip
 
 
