@@ -28,6 +28,7 @@ from disksleuth.model.watch import DriveSeen, PassState, SeenFinding, WatchConfi
 FAILING = os.path.join(SYSFS, "array_raid1_failing_member")  # sdb healthy, sdc SMART FAILED; captures beside it
 WDC = os.path.join(SMARTCTL_FIXTURES, "WDC_WD20EFRX-68EUZN0_17.json")
 CRC = "interface.UDMA_CRC_Error_Count (ATA 199)"
+MEDIA = "media.Current_Pending_Sector (ATA 197)"
 
 
 def _drive(key="k1", findings=(), counters=None, **kw) -> DriveSeen:
@@ -51,7 +52,7 @@ def test_a_rise_a_growth_a_new_finding_and_a_missing_drive():
     before = PassState(
         1.0,
         (
-            _drive(findings=[_f("interface_crc_errors", "info")], counters={CRC: 108, "unsafe_shutdowns": 3}),
+            _drive(findings=[_f("interface_crc_errors", "info")], counters={CRC: 108, MEDIA: 4, "unsafe_shutdowns": 3}),
             _drive("k2", device="sdb"),
         ),
     )
@@ -60,20 +61,21 @@ def test_a_rise_a_growth_a_new_finding_and_a_missing_drive():
         (
             _drive(
                 findings=[_f("interface_crc_errors", "warn"), _f("temperature_high", "critical")],
-                counters={CRC: 131, "unsafe_shutdowns": 9},  # unsafe shutdowns are not a warning sign
+                counters={CRC: 131, MEDIA: 6, "unsafe_shutdowns": 9},  # unsafe shutdowns are not a warning sign
             ),
         ),
     )
     changes = diff(before, now)
+    # The CRC count's growth is told by its finding's rise (its message names the growth): not twice.
     assert [(c.kind, c.device, c.code or c.counter) for c in changes] == [
         ("worse", "sda", "interface_crc_errors"),
         ("new", "sda", "temperature_high"),
-        ("grew", "sda", CRC),
+        ("grew", "sda", MEDIA),
         ("missing", "sdb", None),
     ]
     worse, _, grew, _ = changes
     assert (worse.before, worse.severity) == ("info", "warn")
-    assert (grew.from_value, grew.to_value, grew.severity) == (108, 131, "critical")
+    assert (grew.from_value, grew.to_value, grew.severity) == (4, 6, "critical")
 
 
 def test_a_counter_that_fell_a_severity_that_fell_and_a_carried_drive_are_not_news():
@@ -195,7 +197,8 @@ def test_watch_twice_over_a_tree_then_a_grown_counter(cli, tmp_path):
     third = cli(*args, "--json")
     assert third.code == 1
     changes = [(c["kind"], c["device"], c.get("code") or c.get("counter")) for c in third.json()["changes"]]
-    assert changes == [("new", "sdb", "interface_crc_errors"), ("grew", "sdb", CRC)]
+    assert changes == [("new", "sdb", "interface_crc_errors")]  # the new finding tells the count: not twice
+    assert "(UDMA_CRC_Error_Count (ATA 199) 7 so far)" in third.json()["changes"][0]["message"]
     fourth = cli(*args, "--json", "--mute", "sdb")
     assert fourth.code == 0 and fourth.json()["changes"] == []
 

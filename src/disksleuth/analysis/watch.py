@@ -15,7 +15,11 @@ from disksleuth.analysis.health_history import shown_name, watched
 from disksleuth.model import SEVERITY_ORDER
 from disksleuth.model.watch import Change, DriveSeen, PassState, SeenFinding
 
-NEWS = ("warn", "critical")  # the severities a new finding or a rise must reach to be told
+NEWS = ("warn", "critical")
+_COUNTER_FINDING = {
+    "interface": "interface_crc_errors",
+    "media": "media_errors",
+}  # the finding each family has  # the severities a new finding or a rise must reach to be told
 DAY_S = 86400.0
 
 
@@ -51,12 +55,19 @@ def diff(before: PassState | None, now: PassState) -> list[Change]:
             elif _rank(f.severity) > _rank(prior.severity):
                 changes.append(_change("worse", drive, f, before=prior.severity))
         if old is not None:
-            changes.extend(_grown(old, drive))
+            told = {c.code for c in changes if c.key == drive.key}
+            # A counter finding that is new or worse already tells its counters' growth: never twice.
+            changes.extend(c for c in _grown(old, drive) if counter_finding(c.counter) not in told)
     seen_now = {d.key for d in now.drives}
     for key, old in earlier.items():
         if key not in seen_now:
             changes.append(Change("missing", key, old.device, old.model, "warn"))
     return changes
+
+
+def counter_finding(counter: str | None) -> str | None:
+    """The finding that tells a watched counter: interface.* -> interface_crc_errors, media.* -> media_errors."""
+    return _COUNTER_FINDING.get((counter or "").partition(".")[0])
 
 
 def _change(kind: str, drive: DriveSeen, f: SeenFinding, before: str | None = None) -> Change:
@@ -94,7 +105,7 @@ def mute_matches(spec: str, change: Change) -> bool:
     drive, _, code = spec.partition(":") if ":" in spec else ("", "", spec)
     codes = {c for c in (change.code, change.kind if change.kind in ("grew", "missing") else None) if c}
     if change.counter:
-        codes |= {"interface_crc_errors"} if change.counter.startswith("interface.") else {"media_errors"}
+        codes.add(counter_finding(change.counter) or "")
     if not drive:
         return spec in codes or _names_drive(spec, change)
     return _names_drive(drive, change) and (code in codes or code == "*")

@@ -126,7 +126,7 @@ def _send(target: Target, message: Message) -> str | None:
         if hasattr(plugin, name):
             setattr(plugin, name, SEND_TIMEOUT_S)
     obj.add(plugin)
-    with apprise.LogCapture(level=logging.WARNING) as logs:
+    with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as logs:
         ok = obj.notify(
             title=message.title, body=message.body, notify_type=kinds.get(message.severity, apprise.NotifyType.INFO)
         )
