@@ -114,6 +114,8 @@ CASES: dict[tuple[str, ...], Case] = {
         frozenset({0, 1}),
         bare_codes=frozenset({0, 1}),
     ),
+    # `verify` writes across a RAM loop device (it holds what it claims: 0); without --destructive it is refused.
+    ("verify",): Case(("{card}", "--destructive", "--yes", "--quick"), ("{card}",), shows=("holds what it claims",)),
     # Bare `health` lists every drive, worst first (issue 23): 1 when one of them is at warn or critical.
     ("health",): Case(
         ("--from-smartctl", "{smartctl}"), ("--from-smartctl", "/nonexistent.json"), FINDINGS, bare_codes=FINDINGS
@@ -151,8 +153,14 @@ def _case(path: tuple[str, ...]) -> Case:
 def ctx():
     tmp = tempfile.mkdtemp(prefix="disksleuth-contract-")
     shm = f"/dev/shm/disksleuth-contract-{uuid.uuid4().hex[:8]}"
+    cards: list[str] = []  # 16 MiB RAM loop devices that `verify` writes across: one per terminal (it holds O_EXCL)
     try:  # a set-up that fails (an import refused) removes what it made too: one was left in /dev/shm by CI
         os.makedirs(shm)
+        for n in range(3):
+            with open(os.path.join(shm, f"card{n}.img"), "wb") as fh:
+                fh.truncate(16 << 20)
+            run = subprocess.run(["losetup", "-f", "--show", fh.name], check=True, capture_output=True, text=True)
+            cards.append(run.stdout.strip())
         seed = os.path.join(tmp, "seed.sqlite")
         assert main(["import", EXPORT, "--db", f"sqlite:///{seed}"]) == 0
         yield {
@@ -162,8 +170,12 @@ def ctx():
             "export": EXPORT,
             "smartctl": os.path.join(SMARTCTL_FIXTURES, "nvme-null-CT250P2SSD8-nvme0.json"),
             "seed": seed,
+            "card": cards[0],
+            "cards": cards,
         }
     finally:
+        for card in cards:
+            subprocess.run(["losetup", "-d", card], check=False)
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(shm, ignore_errors=True)
 
@@ -340,7 +352,7 @@ def test_contract_on_a_terminal(ctx):
     def run(columns: int, no_color: bool) -> None:
         runs = [
             (
-                [*path, *_fill(_case(path).valid, ctx)],
+                [*path, *_fill(_case(path).valid, {**ctx, "card": ctx["cards"][list(terminals).index(columns)]})],
                 _fresh_store(ctx),
                 redirected if columns == 120 and path == ("bench",) else None,
             )
