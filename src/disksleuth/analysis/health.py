@@ -157,18 +157,31 @@ def interface_errors_finding(health: Health, changes: dict[str, tuple[int, int]]
     grew = _grew(changes, "interface.")
     if not standing and not grew:
         return None
+    # ATA 183 SATA_Downshift_Count / SATA_Interfac_Downshift (Intel, Micron/Crucial) counts the times the drive
+    # lowered the link's speed after errors, not transfers that arrived corrupted (issue 40).
+    slowed = {k: v for k, v in standing.items() if "Downshift" in k}
+    corrupted = {k: v for k, v in standing.items() if k not in slowed}
     parts = []
-    if standing:
-        parts.append(f"{_listed(standing)} so far")
+    if corrupted:
+        parts.append(f"{_listed(corrupted)} so far")
     if grew:
         parts.append("growing during this run: " + ", ".join(f"{k} {b:,} → {a:,}" for k, (b, a) in grew.items()))
+    if parts:
+        head = "Transfers between the host and the drive were corrupted on the way (" + "; ".join(parts) + ")"
+        if slowed:
+            head += f", and the drive slowed the SATA link down after errors ({_listed(slowed)} so far)"
+    else:
+        head = (
+            "The drive slowed the SATA link down after errors on it (" + _listed(slowed) + " so far: the times it "
+            "lowered the link speed, not corrupted transfers)"
+        )
     return Finding(
         code="interface_crc_errors",
         severity="critical" if grew else "warn",
         message=(
-            "Transfers between the host and the drive were corrupted on the way ("
-            + "; ".join(parts)
-            + "). That is a cable, backplane or connector problem, not a dying drive; the retries cost speed"
+            head
+            + ". That is a cable, backplane or connector problem, not a dying drive; "
+            + ("a slower link and retries cost speed" if slowed else "the retries cost speed")
             + (", and it is happening now." if grew else ".")
         ),
         evidence={"counts": standing, "grew": {k: list(v) for k, v in grew.items()}},
