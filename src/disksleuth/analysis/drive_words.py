@@ -45,8 +45,9 @@ def throttle_row(key: str) -> tuple[str, str]:
 
 
 def throttle_text(key: str, value: int) -> str:
+    """'time above the warning temperature 1,873 min (31 h 13 min)', 'light throttling (...) started 18 times'."""
     label, unit = throttle_row(key)
-    return f"{label}: {duration(value, unit) if unit else f'{value:,}'}"
+    return f"{label} {duration(value, unit) if unit else f'{value:,}'}"
 
 
 def growth_text(key: str, before: int, after: int) -> str:

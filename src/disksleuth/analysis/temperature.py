@@ -134,7 +134,9 @@ def temperature_high(health: Health, name: str | None = None) -> Finding | None:
 
 
 def _throttle_evidence(grew: Mapping[str, tuple[int, int]], since: str | None = None) -> dict[str, object]:
+    # Each counter under its own smartctl key first, so a paste's finding cites that counter's line (run/paste.py).
     return {
+        **{k: list(v) for k, v in grew.items()},
         "grew": {k: list(v) for k, v in grew.items()},
         "units": {k: words.throttle_row(k)[1] for k in grew},
         "since": since,
@@ -157,10 +159,10 @@ def thermal_throttled(health: Health, changes: Mapping[str, tuple[int, int]] | N
     parts = _heat_parts(health.throttle)
     if not parts:
         return None
+    lifetime = {k: v for k in THROTTLE_KEYS if (v := health.throttle.get(k))}
     return Finding(
         "thermal_throttled", "info", words.thermal_standing(who, parts),
-        {"lifetime": {k: v for k in THROTTLE_KEYS if (v := health.throttle.get(k))},
-         "units": {k: words.throttle_row(k)[1] for k in THROTTLE_KEYS if health.throttle.get(k)}},
+        {**lifetime, "lifetime": lifetime, "units": {k: words.throttle_row(k)[1] for k in lifetime}},
         words.HEAT_HINT,
     )  # fmt: skip
 
@@ -219,3 +221,15 @@ def with_growth(findings: Sequence[Finding], series: Sequence[HealthReading], si
         _throttle_evidence(plain, since_words.removeprefix("since ")), words.HEAT_HINT, device,
     )  # fmt: skip
     return [f for f in findings if f.code != "thermal_throttled"] + [finding]
+
+
+# --- top: the same judgement of a live hwmon reading ---------------------------------------------------------------
+
+
+def hwmon_limits(warn_c: float | None, crit_c: float | None) -> Limits:
+    """The limits hwmon gives `top` (temp1_max is NVMe WCTEMP or drivetemp's SCT limit, temp1_crit NVMe CCTEMP),
+    judged as health judges smartctl's: implausible values are none; no default is invented for a live view."""
+    warning, critical = _plausible(warn_c), _plausible(crit_c)
+    if warning is not None and critical is not None and warning > critical:
+        warning = critical
+    return Limits(warning, critical, "hwmon temp1_max", "hwmon temp1_crit")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from disksleuth.analysis import top_words as words
 from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.limits import HELD_MAX_SHARE, HOW_SET, LIMIT_SHARE, limit_amount, limit_source, limit_to_dict
+from disksleuth.analysis.temperature import hwmon_limits, level_of
 from disksleuth.model import Device, Finding
 from disksleuth.model.iostat import SECTOR_BYTES, DiskCounters
 from disksleuth.model.limits import CgroupLimits, IoLimit
@@ -511,12 +512,16 @@ def io_limit_findings(
 
 
 def thermal(temp: DriveTemperature) -> Finding | None:
-    limit = temp.warn_c if temp.warn_c is not None else temp.crit_c
-    if limit is None or temp.temp_c < limit:
+    """A busy drive at its own limit, judged as `health` judges temperature_high (analysis/temperature.py): warn at
+    the warning limit, critical at the critical one; top names it thermal_throttling, since the drive is busy."""
+    limits = hwmon_limits(temp.warn_c, temp.crit_c)
+    level = level_of(temp.temp_c, limits)
+    if level is None:
         return None
-    message, hint = words.thermal_throttling(temp, limit)
-    evidence = {"temperature_c": temp.temp_c, "warning_c": temp.warn_c, "critical_c": temp.crit_c}
-    return Finding("thermal_throttling", "warn", message, evidence, hint, device=temp.device)
+    limit = limits.critical_c if level == "critical" else limits.warning_c
+    message, hint = words.thermal_throttling(temp, limit if limit is not None else temp.temp_c, level)
+    evidence = {"temperature_c": temp.temp_c, "warning_c": limits.warning_c, "critical_c": limits.critical_c}
+    return Finding("thermal_throttling", level, message, evidence, hint, device=temp.device)
 
 
 def _round(value: float | None, digits: int = 1) -> float | None:

@@ -120,13 +120,16 @@ def io_limit(
     )
 
 
-def thermal_throttling(temp: DriveTemperature, limit_c: float) -> tuple[str, str]:
-    which = "warning" if temp.warn_c is not None else "critical"
-    return (
-        f"{temp.device} is at {temp.temp_c:g} °C, at or above its {which} temperature {limit_c:g} °C (hwmon): drives "
-        "slow themselves down to cool.",
-        "Give it airflow or a heatsink (M.2 drives often need one); check that a fan covers the slot.",
-    )
+def thermal_throttling(temp: DriveTemperature, limit_c: float, level: str = "warn") -> tuple[str, str]:
+    """The words `health` says of temperature_high (analysis/drive_words.py), with hwmon as the limits' source."""
+    from disksleuth.analysis import drive_words
+
+    which = "critical" if level == "critical" else "warning"
+    other = temp.warn_c if level == "critical" else temp.crit_c
+    other_text = f"{'warning' if level == 'critical' else 'critical'} at {other:g} °C" if other is not None else ""
+    source = f"hwmon temp1_{'crit' if which == 'critical' else 'max'}"
+    message = drive_words.temperature_high(temp.device, temp.temp_c, level, f"{limit_c:g} °C", source, other_text)
+    return message, drive_words.HOT_NOW_HINT if level == "critical" else drive_words.HEAT_HINT
 
 
 # --- notes: what could not be read, and why --------------------------------------------------------------------

@@ -621,6 +621,8 @@ def verdicts(
             replace(f, device=device.name)
             for f in health_findings(health, changes)
             if not (f.code == "sata_link_downgraded" and f.code in seen)
+            # a throttle counter that grew with a drop in throughput is thermal_throttling, which says more
+            and not (f.code == "thermal_throttled" and "thermal_throttling" in seen)
         )
     context = raw_device_reads(target_kind, tests, memory)
     if not found:

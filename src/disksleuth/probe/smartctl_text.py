@@ -77,6 +77,7 @@ _SATA_GBPS_MAX = 24.0
 
 _NVME_KEYS = {label.lower(): key for key, label in NVME_LABELS}
 _NVME_KEYS["warning  comp. temperature time"] = "warning_temp_time"
+_NVME_KEYS["warning comp. temperature time"] = "warning_temp_time"  # one space: py-SMART issue_53 (smartctl 7.1)
 
 
 def _num(text: str) -> int | None:
