@@ -368,7 +368,74 @@ def health_families(snap: Snapshot) -> list[Metric]:
                 if story.get("acknowledged_value") is not None:
                     kind, _, counter = str(story.get("counter", "")).partition(".")
                     acked.add_metric([name, kind, _label(counter)], story["acknowledged_value"])
-    return [*(g for g, _, _ in gauges), passed, errors, acked]
+    return [*(g for g, _, _ in gauges), passed, errors, acked, *heat_families(snap)]
+
+
+# NVMe heat counters (Health.throttle), in seconds: the drive counts its time above the warning and critical
+# temperatures in minutes, its thermal-management time in seconds (NVMe base spec, SMART / Health log).
+_HEAT_SECONDS = {
+    "warning_temp_time": 60,
+    "critical_comp_time": 60,
+    "thermal_mgmt_temperature_1_total_time": 1,
+    "thermal_mgmt_temperature_2_total_time": 1,
+}
+
+
+def heat_families(snap: Snapshot) -> list[Metric]:
+    """What `health` judges temperature_high and thermal_throttled on (issue 38): the limits it uses, the drive's own
+    or a class default (`source`), so the alert rules and the CLI judge against the same figure; the heat counters;
+    the error log's count."""
+    from disksleuth.analysis.temperature import limits_of
+    from disksleuth.model.run import Health
+
+    limit = GaugeMetricFamily(
+        "disksleuth_health_temperature_limit_celsius",
+        "The temperature disksleuth judges the drive against: `level` warning (temperature_high warn) or critical "
+        "(temperature_high critical); `source` drive (NVMe WCTEMP/CCTEMP, ATA SCT, SCSI trip) or default (the "
+        "class default for a drive that reports none).",
+        labels=["device", "level", "source"],
+    )
+    heat = GaugeMetricFamily(
+        "disksleuth_health_heat_seconds",
+        "NVMe heat counters over the drive's life, in seconds: warning_temp_time and critical_comp_time (time above "
+        "the warning and critical temperatures), thermal_mgmt_temperature_{1,2}_total_time (time throttled, light "
+        "and heavy). Growth is thermal_throttled.",
+        labels=["device", "counter"],
+    )
+    transitions = GaugeMetricFamily(
+        "disksleuth_health_throttle_transitions",
+        "Times the NVMe drive entered thermal-management throttling over its life (`level` 1 light, 2 heavy).",
+        labels=["device", "level"],
+    )
+    log = GaugeMetricFamily(
+        "disksleuth_health_error_log_entries",
+        "The drive's error log count over its life (ATA SMART error log, NVMe Error Information log). NVMe drives "
+        "also log commands they refuse; the error_log_growth finding tells those apart.",
+        labels=["device", "kind"],
+    )
+    for disk in snap.disks:
+        h = disk.health
+        if not isinstance(h, Health):
+            continue
+        name = _label(disk.device.name)
+        if h.temperature_c is not None:
+            lim = limits_of(h)
+            for level, value, source in (
+                ("warning", lim.warning_c, lim.warning_source),
+                ("critical", lim.critical_c, lim.critical_source),
+            ):
+                if value is not None:
+                    limit.add_metric([name, level, "default" if source == "class default" else "drive"], value)
+        for key, scale in _HEAT_SECONDS.items():
+            if (value := h.throttle.get(key)) is not None:
+                heat.add_metric([name, key], value * scale)
+        for level in ("1", "2"):
+            if (value := h.throttle.get(f"thermal_mgmt_temperature_{level}_transition_count")) is not None:
+                transitions.add_metric([name, level], value)
+        if h.error_log_entries is not None:
+            kind = h.error_log.kind if h.error_log else "NVMe" if h.protocol == "NVMe" else "ATA"
+            log.add_metric([name, kind], h.error_log_entries)
+    return [limit, heat, transitions, log]
 
 
 def exporter_families(snapshots_taken: int, dropped: dict[str, int]) -> list[Metric]:
