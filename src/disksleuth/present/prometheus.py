@@ -18,6 +18,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from disksleuth import __version__, serials
 from disksleuth.model import PcieHop, SataHop, UsbHop
 from disksleuth.model.exporter import Snapshot
+from disksleuth.present.prometheus_card import card_families
 
 MB = 1e6
 # Stored latency figures are in microseconds; Prometheus wants seconds.
@@ -247,6 +248,7 @@ def families(snap: Snapshot) -> list[Metric]:
         store_read,
         *health_metrics,
         *aer_metrics,
+        *card_families(snap),  # an SD card's or eMMC's claims and wear (issue 39)
     ]
 
 
