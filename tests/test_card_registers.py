@@ -269,3 +269,16 @@ def test_ext_csd_offsets_match_the_debugfs_text() -> None:
     card = decode_card(CardRegisters(card_type="MMC", ext_csd=raw.hex()))
     assert (card.pre_eol, card.life_time_a, card.life_time_b, card.spec_version) == (2, 0x0A, 3, "5.0")
     assert card.command_queue == 32
+
+
+def test_exporter_names_the_card_and_an_emmc_s_wear() -> None:
+    from disksleuth.model.exporter import Snapshot
+    from disksleuth.present.prometheus_card import card_families
+    from disksleuth.run.exporter import disk_states
+
+    dev = read_device("mmcblk1", os.path.join(SYSFS, "emmc_worn"))
+    snap = Snapshot(disks=disk_states([dev], None), bench=[], bench_error=None, hostname="h")
+    info, life, eol = card_families(snap)
+    assert info.samples[0].labels["manufacturer"] == "Samsung" and info.samples[0].labels["kind"] == "mmc"
+    assert {s.labels["type"]: s.value for s in life.samples} == {"A": 11, "B": 2}
+    assert eol.samples[0].value == 1
