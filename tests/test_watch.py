@@ -268,3 +268,14 @@ def test_unit_options_alone_are_a_usage_error(cli):
     assert res.code == 2 and "go with --install" in res.err
     res = cli("watch", "--install", "--unit-dir", "/nonexistent-dir")
     assert res.code == 2 and "no such directory" in res.err
+
+
+def test_a_hostile_model_name_never_breaks_a_message_line():
+    """A model name from a hostile tree or capture with a newline and an escape: one line, escapes visible."""
+    from disksleuth.model.watch import Change
+    from disksleuth.present.watch_view import change_line, changes_title
+
+    c = Change("new", "k", "sda\nBcc: x@y", "M\r\nSubject: hi\x1b[2J", "warn", "media_errors", "line1\nline2")
+    line = change_line(c)
+    assert "\n" not in line and "\r" not in line and "\x1b" not in line and "\\n" in line
+    assert "\n" not in changes_title("h", [c])

@@ -11,19 +11,31 @@ APP = "disksleuth"
 
 
 def _drive(c: Change) -> str:
-    return f"{c.device} ({c.model})" if c.model else c.device
+    return _safe(f"{c.device} ({c.model})" if c.model else c.device)
+
+
+def _safe(text: object) -> str:
+    """A name from sysfs or smartctl in a message: control characters shown as escapes, so a newline in a model
+    name never starts a mail header or a line of its own."""
+    from disksleuth.present.text import safe_text
+
+    return safe_text(text, markup=False)
 
 
 def change_line(c: Change) -> str:
     """One change in one line, as a notification body and the terminal say it."""
+    return _line(c).replace("\n", " ")
+
+
+def _line(c: Change) -> str:
     if c.kind == "grew":
-        return f"{_drive(c)}: {shown_name(c.counter or '?')} grew from {c.from_value:,} to {c.to_value:,}"
+        return f"{_drive(c)}: {_safe(shown_name(c.counter or '?'))} grew from {c.from_value:,} to {c.to_value:,}"
     if c.kind == "missing":
         return f"{_drive(c)}: not seen by this pass (the pass before saw it): removed, failed, or renamed?"
     what = f"{c.severity} {c.code}"
     if c.kind == "worse":
         what = f"{c.code} rose from {c.before} to {c.severity}"
-    return f"{_drive(c)}: {what}: {c.message}" if c.message else f"{_drive(c)}: {what}"
+    return f"{_drive(c)}: {what}: {_safe(c.message)}" if c.message else f"{_drive(c)}: {what}"
 
 
 def changes_title(host: str, changes: list[Change]) -> str:
@@ -35,8 +47,8 @@ def changes_title(host: str, changes: list[Change]) -> str:
             "grew": f"{shown_name(c.counter or '?')} grew",
             "missing": "drive not seen",
         }[c.kind]
-        return f"{APP} on {host}: {c.device}: {short}"
-    return f"{APP} on {host}: {len(changes)} changes"
+        return _safe(f"{APP} on {host}: {c.device}: {short}")
+    return _safe(f"{APP} on {host}: {len(changes)} changes")
 
 
 def heartbeat_text(host: str, drives: int, attention: list[str]) -> tuple[str, str]:
@@ -46,7 +58,7 @@ def heartbeat_text(host: str, drives: int, attention: list[str]) -> tuple[str, s
         return f"{APP} on {host}: all well", f"Still watching {drives} {noun} on {host}, all well."
     return (
         f"{APP} on {host}: still watching",
-        f"Still watching {drives} {noun} on {host}; at warn or critical: " + "; ".join(attention) + ".",
+        f"Still watching {drives} {noun} on {host}; at warn or critical: " + _safe("; ".join(attention)) + ".",
     )
 
 
