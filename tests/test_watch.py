@@ -277,5 +277,5 @@ def test_a_hostile_model_name_never_breaks_a_message_line():
 
     c = Change("new", "k", "sda\nBcc: x@y", "M\r\nSubject: hi\x1b[2J", "warn", "media_errors", "line1\nline2")
     line = change_line(c)
-    assert "\n" not in line and "\r" not in line and "\x1b" not in line and "\\n" in line
+    assert "\n" not in line and "\r" not in line and "\x1b" not in line and "\\x1b[2J" in line
     assert "\n" not in changes_title("h", [c])
