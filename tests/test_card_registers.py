@@ -282,3 +282,14 @@ def test_exporter_names_the_card_and_an_emmc_s_wear() -> None:
     assert info.samples[0].labels["manufacturer"] == "Samsung" and info.samples[0].labels["kind"] == "mmc"
     assert {s.labels["type"]: s.value for s in life.samples} == {"A": 11, "B": 2}
     assert eol.samples[0].value == 1
+
+
+def test_report_words_of_a_stored_card(cli) -> None:
+    from disksleuth.doc.card import card_lines
+
+    doc = cli("list", "--sysfs-root", os.path.join(SYSFS, "emmc_worn"), "--json").json()
+    lines = card_lines(doc["devices"][0]["card"])
+    assert lines[0] == "Samsung 8GTF4R eMMC 5.1, made 2019-06"
+    assert "runs in mmc HS200" in lines[1] and "type A 0x0b, type B 0x02" in lines[2]
+    assert card_lines({"classes": "x", "life_time_a": True, "kind": 5}) == ["SD"]
+    assert card_lines(None) == []

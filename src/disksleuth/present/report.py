@@ -22,6 +22,7 @@ from typing import Any
 from disksleuth.analysis.aer import stored_aer_lines
 from disksleuth.analysis.baseline import History
 from disksleuth.analysis.compare import run_label
+from disksleuth.doc.card import card_lines
 from disksleuth.doc.run import is_limited, is_memory_backed, limited_tests
 from disksleuth.present.charts import (
     CHART_WIDTH_IN,
@@ -719,6 +720,9 @@ def _run_section(doc: dict[str, Any], history: History | None = None) -> str:
     chain = chain_chart(device)
     if chain:
         parts.append(f"<h3>Link chain, device to CPU</h3><div class='chart'>{chain}</div>")
+    card = card_lines(device.get("card"))  # an SD card's or eMMC's claims and wear (issue 39)
+    if card:
+        parts.append("<p class='muted'>Card: " + "<br>".join(_e(line) for line in card) + "</p>")
     link = device.get("link")  # non-zero PCIe error counters on the path (issue 36)
     aer = stored_aer_lines((link.get("hops") if isinstance(link, dict) else None) or [])
     if aer:
