@@ -30,7 +30,7 @@ from disksleuth.analysis.verify import (
     make_block,
     plan_probes,
 )
-from disksleuth.errors import SafetyRefusal, Terminated, UsageError
+from disksleuth.errors import EnvironmentProblem, SafetyRefusal, Terminated, UsageError
 from disksleuth.model.verify import READ_ERROR, WRITE_ERROR, BlockOutcome, Probe, VerifyReport
 from disksleuth.probe.blockio import BlockIo, error_words, open_direct
 from disksleuth.probe.claim import DeviceBusy, exclusive_claim
@@ -115,8 +115,8 @@ def run_verify(path: str, opts: VerifyOptions, events: VerifyEvents | None = Non
     with contextlib.ExitStack() as held:
         try:  # the kernel's word first, held until the last block is read (run/bench.run_bench does the same)
             held.enter_context(exclusive_claim(target.path))
-        except DeviceBusy:
-            write_permission(target, bench_opts)  # our own checks, for their clearer words
+        except (DeviceBusy, EnvironmentProblem):  # busy, or an open refused (EPERM in a sandbox)
+            write_permission(target, bench_opts)  # our own checks first, for their clearer words
             raise
         target = inspect_target(target.path)  # under the claim, what the checks see can no longer change
         _writes_ok, _notes, identity = write_permission(target, bench_opts)
