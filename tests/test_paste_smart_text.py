@@ -33,3 +33,26 @@ def test_downshift_beside_crc_errors_is_told_apart() -> None:
     message = _interface(INTEL_BOTH)
     assert "corrupted on the way (UDMA_CRC_Error_Count (ATA 199) 19 so far)" in message
     assert "slowed the SATA link down after errors (SATA_Downshift_Count (ATA 183) 5,233 so far)" in message
+
+
+def test_health_from_smartctl_reads_text_as_explain_does(tmp_path) -> None:
+    """`health --from-smartctl` refused a text report ("not smartctl JSON output", exit 2) that explain reads."""
+    import io
+    import json
+
+    from disksleuth.cli import main
+    from disksleuth.cli.env import Environment
+
+    out, err = io.StringIO(), io.StringIO()
+    env = Environment(io.StringIO(""), out, err, dict(os.environ), False, False, False)
+    db = str(tmp_path / "store.db")
+    code = main(["health", "--from-smartctl", CRUCIAL_DOWNSHIFT, "--db", db, "--json"], env=env)
+    assert code in (0, 1), err.getvalue()
+    doc = json.loads(out.getvalue())
+    text = json.dumps(doc)
+    assert "CT500MX200SSD1" in text and "interface_crc_errors" in text
+    out, err = io.StringIO(), io.StringIO()
+    env = Environment(io.StringIO(""), out, err, dict(os.environ), False, False, False)
+    hdparm = os.path.join(DATA, "paste", "hdparm", "pippim-askubuntu-1033986-hdparm-tT.txt")
+    assert main(["health", "--from-smartctl", hdparm, "--db", db], env=env) == 2
+    assert "not smartctl output" in err.getvalue() and "hdparm" in err.getvalue()

@@ -68,6 +68,10 @@ def _read(device: str | None, from_smartctl: str | None) -> tuple[Health, float 
         raw = read_user_file(from_smartctl, MAX_SMARTCTL_JSON_BYTES, "smartctl --json output")
         text = raw.decode("utf-8", errors="replace")
         try:
+            if not text.lstrip("\ufeff \t\r\n").startswith(("{", "[")):  # smartctl's text report, as explain reads it
+                from disksleuth.run.paste import smartctl_text_health
+
+                return smartctl_text_health(raw), None
             health = parse_smartctl_json(text)
         except ParseError as exc:
             raise ParseError(f"{from_smartctl}: {exc}") from None

@@ -506,6 +506,21 @@ def explain_paste(
     return PasteExplained(names, devices, sections, skipped, ctx.notes, unused, ctx.slots, ctx.slots_file)
 
 
+def smartctl_text_health(raw: bytes) -> Health:
+    """The drive in a saved smartctl text report (`smartctl -x > file`, a paste): `health --from-smartctl` reads
+    it as `explain` does (issue 40). ParseError when it holds no smartctl report, or several."""
+    paste = read_paste(decode_paste(raw))
+    reports = [s for s in paste.sections if s.kind == "smartctl"]
+    if not reports:
+        kinds = sorted({s.kind for s in paste.sections})
+        held = f" (it holds {', '.join(kinds)} output)" if kinds else ""
+        raise ParseError(f"not smartctl output: neither smartctl --json nor smartctl's text report{held}")
+    if len(reports) > 1:
+        raise ParseError(f"it holds {len(reports)} smartctl reports: give one (explain FILE reads them all)")
+    section = reports[0]
+    return parse_smartctl_text(section.text, device=_device_name(section.command), first_line=section.first_line).health
+
+
 def _given(read: str | None, write: str | None, read_iops: str | None, write_iops: str | None) -> list[PastedFigure]:
     out = []
     for option, text, measure in (("--read", read, "seq_read_mbps"), ("--write", write, "seq_write_mbps")):
