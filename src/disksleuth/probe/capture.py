@@ -590,6 +590,13 @@ def collect(sysfs_root: str = "/", keep_serials: bool = False, keep_names: bool 
     for entry in fs.listdir(debug):
         if re.match(r"^mmc\d+$", entry):
             bundle.add(os.path.join(debug, entry, "ios"))
+            # The host's modes and an eMMC's EXT_CSD (issue 39): the host's limit told from the card's, and the
+            # wear estimates. EXT_CSD holds no serial (that is the CID's).
+            for name in ("caps", "caps2"):
+                bundle.add(os.path.join(debug, entry, name))
+            for card in fs.listdir(os.path.join(debug, entry)):
+                if re.match(r"^mmc\d+:[0-9a-fA-F]{4}$", card):
+                    bundle.add(os.path.join(debug, entry, card, "ext_csd"))
     for proc_file in (_MOUNTINFO, _SWAPS):
         bundle.add(fs.p(proc_file), always=True)
     # The SMBIOS table names the slots (probe.slots); its serials, asset tags and UUID are masked in add().
