@@ -7,6 +7,7 @@ hand from the SD Physical Layer Simplified Specification 9.10's bit positions.
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -293,3 +294,20 @@ def test_report_words_of_a_stored_card(cli) -> None:
     assert "runs in mmc HS200" in lines[1] and "type A 0x0b, type B 0x02" in lines[2]
     assert card_lines({"classes": "x", "life_time_a": True, "kind": 5}) == ["SD"]
     assert card_lines(None) == []
+
+
+@pytest.mark.parametrize(
+    ("tree", "name", "codes"),
+    [("sd_sandisk_sc16g_hs_host", "mmcblk0", ["host_limits_card"]),
+     ("emmc_hs400_on_hs200_host", "mmcblk0", ["host_limits_card"]), ("emmc_worn", "mmcblk1", ["emmc_worn"])],
+)  # fmt: skip
+def test_capture_reads_back_with_the_same_card_and_no_serial(cli, tmp_path, tree: str, name: str, codes: list) -> None:
+    """A capture bundle keeps what decodes a card (csd, ssr, scr, life_time, debugfs ios/caps/ext_csd), masks
+    the serial, and leaves the CID out (it holds the serial): the kernel's name, manfid and date stand in."""
+    bundle = str(tmp_path / "c.tar.gz")
+    assert cli("capture", "-o", bundle, "--sysfs-root", os.path.join(SYSFS, tree)).code == 0
+    live = cli("list", "--sysfs-root", os.path.join(SYSFS, tree), "--json").json()["devices"][0]
+    back = cli("list", "--sysfs-root", bundle, "--json").json()["devices"][0]
+    assert back["name"] == name and back["card"] == live["card"]
+    assert [f["code"] for f in back["findings"]] == codes
+    assert back["serial"] != live["serial"] and live["serial"] not in json.dumps(back)

@@ -283,6 +283,10 @@ def _decode_identity_files(regs: CardRegisters, kind: str, fields: dict[str, obj
             fields["oem_id"] = text if text and len(text) == 2 else f"0x{oem:04x}"
     if fields.get("product") is None and regs.name and len(regs.name) <= 16 and regs.name.isprintable():
         fields["product"] = regs.name.strip() or None
+    if fields.get("revision") is None and kind == "sd":  # the CID's PRV as the kernel splits it (hwrev.fwrev)
+        hw, fw = _small_int(regs.hwrev, 0xF), _small_int(regs.fwrev, 0xF)
+        if hw is not None and fw is not None:
+            fields["revision"] = f"{hw}.{fw}"
     kernel_date = _date_from_kernel(regs.date)
     if kernel_date and (kind == "mmc" or fields.get("date") is None):
         fields["date"] = kernel_date  # eMMC: the kernel knows which year base EXT_CSD_REV implies
