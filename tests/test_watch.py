@@ -279,3 +279,19 @@ def test_a_hostile_model_name_never_breaks_a_message_line():
     line = change_line(c)
     assert "\n" not in line and "\r" not in line and "\x1b" not in line and "\\x1b[2J" in line
     assert "\n" not in changes_title("h", [c])
+
+
+def test_units_name_the_store_absolutely_and_keep_a_password_from_other_users(cli, tmp_path, monkeypatch):
+    """A service starts in / with none of this shell's variables: a relative --db is made absolute, and a store
+    URL with a password makes the units readable by root only."""
+    units = tmp_path / "units"
+    units.mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert cli("watch", "--install", "--unit-dir", str(units), "--db", "rel.sqlite").code == 0
+    service = (units / "disksleuth-watch.service").read_text()
+    assert f"--db {tmp_path}/rel.sqlite" in service
+    assert (units / "disksleuth-watch.service").stat().st_mode & 0o777 == 0o644
+    res = cli("watch", "--install", "--unit-dir", str(units), "--db", "postgresql://w:s3cret@db.example/ds", "--json")
+    assert res.code == 0 and any("root only" in n for n in res.json()["notes"])
+    assert "s3cret" not in res.out
+    assert all((units / n).stat().st_mode & 0o777 == 0o600 for n in os.listdir(units))

@@ -125,15 +125,18 @@ def _schedule(args: argparse.Namespace) -> dict[str, str | None]:
 
 
 def _install(args: argparse.Namespace, env: Environment) -> int:
-    from disksleuth.run.watch import install_units, unit_texts
+    from disksleuth.run.watch import holds_secret, install_units, unit_db, unit_texts
 
     if args.notify or args.mute or args.quiet_hours or args.heartbeat_days or args.self_test:
         raise UsageError("--install writes units that read --config FILE: put notify URLs, mutes and quiet hours there")
     unit_dir = args.unit_dir or DEFAULT_UNIT_DIR
     texts = unit_texts(config_path=args.config, db=args.db, schedule=_schedule(args))
-    written = install_units(unit_dir, texts)
+    private = holds_secret(unit_db(args.db))
+    written = install_units(unit_dir, texts, private=private)
     timers = [p.rsplit("/", 1)[-1] for p in written if p.endswith(".timer")]
     notes = [f"systemctl daemon-reload && systemctl enable --now {' '.join(timers)}"]
+    if private:
+        notes.append("the store URL holds a password: the units are readable by root only (0600)")
     if args.config is None:
         notes.append("no --config: the pass notifies nobody; give --install --config FILE with a notify list")
     if args.json:

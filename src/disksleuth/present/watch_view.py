@@ -118,7 +118,9 @@ def render_watch(outcome: WatchOutcome) -> None:
     for c in outcome.changes:
         out.print(Text(("  muted: " if c.muted else "  ") + change_line(c)), soft_wrap=True)
     for n in outcome.deliveries:
-        line = f"  {n.outcome}: {n.title} -> {n.target}" + (f" ({n.error})" if n.error else "")
+        line = f"  {n.outcome}: {n.title} -> {n.target}" + (f" ({_safe(n.error)})" if n.error else "")
+        if n.created_at_s is not None and n.created_at_s < outcome.at_s - 1:
+            line += f" [kept from the pass of {dt.datetime.fromtimestamp(n.created_at_s):%Y-%m-%d %H:%M}]"
         out.print(Text(line), soft_wrap=True)
     if told and not outcome.deliveries:
         out.print(Text("Nothing sent: no --notify URL and no notify list in --config"), soft_wrap=True)

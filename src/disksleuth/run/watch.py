@@ -393,8 +393,7 @@ def unit_texts(*, config_path: str | None, db: str | None, schedule: dict[str, s
     base = [sys.executable, "-m", "disksleuth", "watch"]
     if config_path:
         base += ["--config", os.path.abspath(config_path)]
-    if db:
-        base += ["--db", db]
+    base += ["--db", unit_db(db)]
     out: dict[str, str] = {}
     for name, extra, what in (
         ("watch", [], "a daily pass over every drive"),
@@ -421,12 +420,33 @@ def unit_texts(*, config_path: str | None, db: str | None, schedule: dict[str, s
     return out
 
 
+def unit_db(db: str | None) -> str:
+    """The store the units' passes use: the one this command would use now (--db, else $DISKSLEUTH_DB, else the
+    default file), as an absolute path: a service starts in / with root's home and none of this shell's variables."""
+    from disksleuth.store.urls import default_url
+
+    given = db if db is not None else default_url()
+    if "://" not in given:
+        return os.path.abspath(os.path.expanduser(given))
+    scheme, _, rest = given.partition(":///")
+    if scheme.lower() == "sqlite" and rest and not rest.startswith("/"):
+        return f"sqlite:///{os.path.abspath(rest)}"
+    return given
+
+
+def holds_secret(db: str) -> bool:
+    from disksleuth.store.urls import redact_url
+
+    return redact_url(db) != db
+
+
 def _systemd_quote(arg: str) -> str:
     return arg.replace("%", "%%")  # systemd expands % specifiers in ExecStart
 
 
-def install_units(unit_dir: str, texts: dict[str, str]) -> list[str]:
-    """Write each unit; a file there that disksleuth did not write is never replaced."""
+def install_units(unit_dir: str, texts: dict[str, str], private: bool = False) -> list[str]:
+    """Write each unit; a file there that disksleuth did not write is never replaced. `private`: the units name a
+    store URL with a password, so only root reads them (0600; systemd runs as root), else 0644 as units are."""
     from disksleuth.outfile import write_private_text
 
     if not os.path.isdir(unit_dir):
@@ -439,7 +459,7 @@ def install_units(unit_dir: str, texts: dict[str, str]) -> list[str]:
     for name, text in texts.items():
         path = os.path.join(unit_dir, name)
         write_private_text(path, text)  # a new file renamed over ours (checked above): never written through
-        os.chmod(path, 0o644)  # systemd reads units as any user; nothing secret in them but --db's URL
+        os.chmod(path, 0o600 if private else 0o644)
         written.append(path)
     return written
 
