@@ -191,7 +191,10 @@ def _with_summary(v: VerifyVerdict, device: str) -> VerifyVerdict:
             f"{fmt_bytes(v.claimed_bytes)} read back as written"
         )
     else:
-        line = v.findings[0].message
+        line = (
+            f"{device} holds only {fmt_bytes(v.usable_bytes)} of the {fmt_bytes(v.claimed_bytes)} it claims: "
+            "fake capacity"
+        )
     return replace(v, summary=line)
 
 
