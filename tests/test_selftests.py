@@ -4,6 +4,7 @@ never advise the test the log shows already failed."""
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -146,3 +147,52 @@ def test_nvme_log_entries_judged() -> None:
     f = next(f for f in health_findings(health) if f.code == "self_test_failed")
     assert f.severity == "critical" and f.evidence["age_hours"] == 5 and f.evidence["failing_lba"] == 123456
     assert "already failed" in self_test_advice(health)
+
+
+# --- health DEV --self-test: the start path, with the real smartctl ------------------------------
+
+
+def test_self_test_on_a_loop_device_is_one_line_and_exit_2(cli, loopdev: str, tmp_path: Path) -> None:
+    """A loop device has no SMART: refused in the words `health` uses, before smartctl is asked."""
+    r = cli("health", loopdev, "--self-test", "short", "--db", f"sqlite:///{tmp_path}/s.sqlite")
+    assert r.code == 2 and r.out == ""
+    assert r.err.count("\n") == 1 and "no SMART on a virtual disk" in r.err and "loop device" in r.err
+
+
+@pytest.mark.skipif(shutil.which("smartctl") is None, reason="smartctl missing")
+def test_self_test_refused_by_the_real_smartctl_is_one_line(cli, tmp_path: Path) -> None:
+    """/dev/null is a character device: it goes to smartctl as given (as /dev/sg0 would), and smartctl's own
+    refusal ("Unable to detect device type") comes back as one line, exit 2; --json says it as an error."""
+    r = cli("health", "/dev/null", "--self-test", "long", "--no-save")
+    assert r.code == 2 and r.out == ""
+    assert r.err.count("\n") == 1 and "did not start the self-test" in r.err and "Unable to detect" in r.err
+    r = cli("health", "/dev/null", "--self-test", "long", "--no-save", "--json")
+    assert r.code == 2 and "error" in json.loads(r.out)
+
+
+def test_self_test_usage(cli) -> None:
+    r = cli("health", "--self-test", "short")
+    assert r.code == 2 and "--self-test needs a DEVICE" in r.err
+    r = cli("health", "/dev/sda", "--self-test", "medium")
+    assert r.code == 2 and "invalid choice" in r.err
+
+
+def test_start_output_parsed() -> None:
+    """What smartctl prints for -t (lib/atacmds.cpp ataSmartTest, src/ataprint.cpp, nvmeprint.cpp)."""
+    from disksleuth.probe.smart_selftests import parse_start_output
+
+    started = parse_start_output(
+        'Drive command "Execute SMART Extended self-test routine immediately in off-line mode" successful.\n'
+        "Testing has begun.\nPlease wait 321 minutes for test to complete.\n"
+        "Test will complete after Sat Nov 28 05:10:01 2026 UTC\nUse smartctl -X to abort test.\n"
+    )
+    assert started.outcome == "started" and started.minutes == 321
+    running = parse_start_output(
+        "Can't start self-test without aborting current test (30% remaining),\n"
+        "add '-t force' option to override, or run 'smartctl -X' to abort test.\n"
+    )
+    assert running.outcome == "running" and running.remaining_pct == 30
+    nvme = parse_start_output("Can't start self-test without aborting current test (40% completed)\n")
+    assert nvme.outcome == "running" and nvme.remaining_pct == 60
+    assert parse_start_output("Self-test has begun (NSID 0x1)\nUse smartctl -X to abort test\n").outcome == "started"
+    assert parse_start_output("x" * 100_000 + "\n" + "Testing has begun.\n").outcome == "started"

@@ -30,6 +30,7 @@ TB = 1e12
 WHEN_HISTORY = "At the rate of the last {span} days ({rate}), it reaches 100% around {date} (in about {days} days)."
 WHEN_PAST = "It is at or past its rated endurance now."
 WHEN_NO_WEAR = "No measurable wear in {span} days of readings."
+WHEN_NO_WEAR_LIFETIME = "No measurable wear in its {hours:,} power-on hours."
 WHEN_LIFETIME = (
     "At its lifetime average ({pct}% in {hours:,} power-on hours), 100% comes after about {days} more days of "
     "running (a history of readings gives a date: disksleuth health, check and the exporter keep them)."
@@ -102,8 +103,10 @@ def forecast_wear(health: Health, readings: Sequence[HealthReading]) -> WearFore
     hours = health.power_on_hours
     if pct >= 100:
         return replace(base, basis="lifetime", readings=1, days_left=0.0)
-    if pct > 0 and hours and hours > 0:
+    if hours and hours > 0:
         per_day = pct / (hours / 24)
+        if pct == 0:  # a whole life without a percent of wear
+            return replace(base, basis="lifetime", readings=1, pct_per_day=0.0, no_wear_days=hours / 24)
         return replace(base, basis="lifetime", readings=1, pct_per_day=per_day, days_left=(100 - pct) / per_day)
     return base
 
@@ -127,8 +130,11 @@ def forecast_text(f: WearForecast, power_on_hours: int | None = None) -> str | N
             return WHEN_NO_WEAR.format(span=span)
         date = dt.datetime.fromtimestamp(f.projected_full_at_s, dt.UTC).strftime("%Y-%m-%d")
         return WHEN_HISTORY.format(span=span, rate=_rate_text(f.pct_per_day), date=date, days=f"{f.days_left:,.0f}")
-    if f.basis == "lifetime" and f.days_left is not None and power_on_hours:
-        return WHEN_LIFETIME.format(pct=f.percentage_used, hours=power_on_hours, days=f"{f.days_left:,.0f}")
+    if f.basis == "lifetime" and power_on_hours:
+        if f.no_wear_days is not None:
+            return WHEN_NO_WEAR_LIFETIME.format(hours=power_on_hours)
+        if f.days_left is not None:
+            return WHEN_LIFETIME.format(pct=f.percentage_used, hours=power_on_hours, days=f"{f.days_left:,.0f}")
     return None
 
 

@@ -37,6 +37,11 @@ def register(add: AddCommand) -> None:
     )
     p.add_argument("--unack", action="store_true", help="undo --ack of DEVICE ATTRIBUTE")
     p.add_argument("--no-save", action="store_true", help="do not keep this reading in the results store")
+    p.add_argument(
+        "--self-test",
+        choices=("short", "long"),
+        help="start the drive's own self-test (smartctl -t) and show its progress and estimate; `health DEV` judges it",
+    )
     options.add_db(p)
 
 
@@ -51,6 +56,8 @@ def run_health(args: argparse.Namespace, env: Environment) -> int:
         raise UsageError(AS_DEVICE_NEEDS_FILE)
     if args.history:
         return _history(args, env)
+    if args.self_test is not None:
+        return _self_test(args, env)
     if args.device is None and args.from_smartctl is None:
         return _every_drive(args, env)
     from disksleuth.run.health import drive_health
@@ -61,6 +68,7 @@ def run_health(args: argparse.Namespace, env: Environment) -> int:
         env.error_line(f"warning: health history left out: {observed.error}")
     if args.json:
         from disksleuth.doc.health import device_summary, health_to_dict, history_outcome
+        from disksleuth.doc.selftest import wear_to_dict
         from disksleuth.present.health_view import health_summary
 
         emit(
@@ -75,13 +83,34 @@ def run_health(args: argparse.Namespace, env: Environment) -> int:
                     observed.judgement.compared if observed and observed.judgement else 0,
                     observed.error if observed else None,
                 ),
+                "wear": wear_to_dict(observed.wear if observed else None),
             },
         )
     else:
         from disksleuth.present.health_view import render_health
 
-        render_health(report.health, report.findings, attributes=args.attributes)
+        wear = observed.wear if observed else None
+        render_health(report.health, report.findings, attributes=args.attributes, wear=wear)
     return exit_for(report.findings)
+
+
+def _self_test(args: argparse.Namespace, env: Environment) -> int:
+    if args.device is None or args.from_smartctl is not None:
+        raise UsageError("--self-test needs a DEVICE (a live drive), e.g. disksleuth health /dev/sda --self-test short")
+    from disksleuth.run.selftest import start_self_test
+
+    start = start_self_test(args.device, args.self_test, db=args.db, keep=not args.no_save)
+    findings = list(start.findings)
+    if args.json:
+        from disksleuth.doc.selftest import self_test_document
+
+        emit(env, self_test_document(start, findings))
+    else:
+        from disksleuth.present.selftest_view import self_test_start_lines
+
+        for line in self_test_start_lines(start):
+            say(line)
+    return exit_for(findings)
 
 
 def _history(args: argparse.Namespace, env: Environment) -> int:

@@ -15,6 +15,7 @@ class DiskState:
     findings: tuple[Finding, ...]
     health: object | None  # model.run.Health; loaded lazily so a scrape without health stays light
     health_read_at: float | None  # wall-clock seconds
+    wear: object | None = None  # model.wear.WearForecast: when the drive reaches 100% of its endurance
 
 
 @dataclass(frozen=True)

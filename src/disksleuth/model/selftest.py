@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from disksleuth.model import Finding
 from disksleuth.model.run import Health, SelfTest
 
 
@@ -18,6 +19,7 @@ class SelfTestStart:
     progress: SelfTest | None = None  # the test running now, as the drive reports it right after
     health: Health | None = None  # the reading taken right after (kept in the health history)
     smartctl_said: str = ""  # smartctl's own line about the start, for the record
+    findings: tuple[Finding, ...] = ()  # the reading's findings, judged against the drive's history
 
     @property
     def done_by_s(self) -> float | None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from disksleuth.model import Finding
 from disksleuth.model.run import Health
+from disksleuth.present.selftest_view import self_test_and_wear_lines
 from disksleuth.units import fmt_bytes
 
 # Annotations only: model.run is loaded with Health anyway.
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
 
     from disksleuth.model.health_history import AckOutcome, DriveLine, HistoryView
     from disksleuth.model.run import SelfTest, SmartAttribute
+    from disksleuth.model.wear import WearForecast
 
 
 _ROWS = (
@@ -151,7 +153,9 @@ def render_attributes(out: Console, h: Health) -> None:
 _HAS_ROW = ("(ATA 5)", "(ATA 197)", "(ATA 198)", "(ATA 199)")
 
 
-def render_health(h: Health, findings: list[Finding], attributes: bool = False) -> None:
+def render_health(
+    h: Health, findings: list[Finding], attributes: bool = False, wear: WearForecast | None = None
+) -> None:
     from rich.table import Table
 
     from disksleuth.analysis.drive_words import duration, throttle_row
@@ -198,6 +202,8 @@ def render_health(h: Health, findings: list[Finding], attributes: bool = False) 
         )
     if h.self_test is not None:
         out.print(f"last self-test: {self_test_line(h.self_test, h.power_on_hours)}")
+    for line in self_test_and_wear_lines(h, wear):  # issue 38
+        out.print(line, markup=False, highlight=False)
     if attributes:
         out.print()
         render_attributes(out, h)

@@ -324,6 +324,13 @@ _HEALTH_GAUGES = (
         0.01,
     ),
     ("disksleuth_health_power_on_seconds", "Power-on time the drive reports (whole hours).", "power_on_hours", 3600.0),
+    (
+        "disksleuth_health_data_written_bytes",
+        "Data the host wrote over the drive's life (NVMe data units, ATA 241 or device statistics, SCSI).",
+        "data_written_bytes",
+        1.0,
+    ),
+    ("disksleuth_health_data_read_bytes", "Data the host read over the drive's life.", "data_read_bytes", 1.0),
 )
 
 
@@ -370,7 +377,35 @@ def health_families(snap: Snapshot) -> list[Metric]:
                 if story.get("acknowledged_value") is not None:
                     kind, _, counter = str(story.get("counter", "")).partition(".")
                     acked.add_metric([name, kind, _label(counter)], story["acknowledged_value"])
-    return [*(g for g, _, _ in gauges), passed, errors, acked, *heat_families(snap)]
+    return [*(g for g, _, _ in gauges), passed, errors, acked, *wear_families(snap), *heat_families(snap)]
+
+
+def wear_families(snap: Snapshot) -> list[Metric]:
+    """When each drive reaches 100% of its rated endurance at the rate it wears (analysis.wear): `basis` is
+    "history" (the stored readings) or "lifetime" (the share used over the power-on hours)."""
+    days = GaugeMetricFamily(
+        "disksleuth_health_endurance_days_left",
+        "Days until the drive reaches 100% of its rated endurance at its wear rate (power-on days for basis "
+        "lifetime); 0 at or past it; absent when no wear is measurable.",
+        labels=["device", "basis"],
+    )
+    full = GaugeMetricFamily(
+        "disksleuth_health_endurance_full_timestamp_seconds",
+        "The projected date of 100% endurance used, from the stored readings (basis history only).",
+        labels=["device"],
+    )
+    for disk in snap.disks:
+        wear = disk.wear
+        if wear is None:
+            continue
+        name = _label(disk.device.name)
+        left = getattr(wear, "days_left", None)
+        if isinstance(left, int | float):
+            days.add_metric([name, str(getattr(wear, "basis", ""))], left)
+        at = getattr(wear, "projected_full_at_s", None)
+        if isinstance(at, int | float):
+            full.add_metric([name], at)
+    return [days, full]
 
 
 # NVMe heat counters (Health.throttle), in seconds: the drive counts its time above the warning and critical

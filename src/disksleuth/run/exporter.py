@@ -61,12 +61,18 @@ class HealthCache:
         self.history_db = history_db
         self.with_history = with_history
         self._findings: dict[str, tuple[Any, ...]] = {}
+        self._wear: dict[str, Any] = {}  # the wear forecast over each drive's stored readings (issue 38)
         self.history_error: str | None = None
 
     def findings(self, path: str) -> tuple[Any, ...] | None:
         """The health findings of the cached reading, judged against the history; None: judge it afresh."""
         with self._lock:
             return self._findings.get(path)
+
+    def wear(self, path: str) -> Any:
+        """The wear forecast over the drive's history (None: no history kept; the lifetime average is used)."""
+        with self._lock:
+            return self._wear.get(path)
 
     def get(self, path: str) -> tuple[object | None, float | None]:
         with self._lock:
@@ -111,6 +117,7 @@ class HealthCache:
         with self._lock:
             self.history_error = observed.error
             self._findings[path] = tuple(observed.findings)
+            self._wear[path] = observed.wear
 
 
 def _read_health_no_wake(path: str) -> object:
@@ -135,7 +142,12 @@ def disk_states(devices: list[Device], cache: HealthCache | None) -> tuple[DiskS
         if health is not None:
             judged = cache.findings(device.path) if cache else None
             findings.extend(judged if judged is not None else health_findings(health))  # type: ignore[arg-type]
-        out.append(DiskState(dev, chain, tuple(findings), health, read_at))
+        wear = cache.wear(device.path) if cache and health is not None else None
+        if health is not None and wear is None:
+            from disksleuth.analysis.wear import forecast_wear
+
+            wear = forecast_wear(health, [])  # type: ignore[arg-type]
+        out.append(DiskState(dev, chain, tuple(findings), health, read_at, wear))
     return tuple(out)
 
 

@@ -28,6 +28,7 @@ def start_self_test(
 ) -> SelfTestStart:
     """Start a short or long self-test on DEVICE and read its progress once. A test already running is left alone
     (already_running). Raises UsageError (kind), NoSmartData (no SMART, refused), ToolMissing, CommandTimeout."""
+    from disksleuth.analysis.health import health_findings
     from disksleuth.run.health import refuse_without_smart
     from disksleuth.run.health_history import device_name_of, observe
 
@@ -46,10 +47,10 @@ def start_self_test(
         said = _first_words(res.stdout + "\n" + res.stderr) or f"exit status {res.returncode}"
         raise NoSmartData(NOT_STARTED.format(node=node, said=said))
     health = read_health(node, timeout_s=timeout_s)
-    if keep:  # on record: `health --history` shows the reading the test started with
-        from disksleuth.analysis.health import health_findings
-
-        observe(health, health_findings(health), db, device_name=device_name_of(node), source="health")
+    # On record (`keep`): `health --history` shows the reading the test started with.
+    observed = observe(
+        health, health_findings(health), db, device_name=device_name_of(node), source="health", keep=keep
+    )
     progress = health.self_test if health.self_test is not None and health.self_test.in_progress else None
     estimate = out.minutes if out.minutes is not None else health.self_test_minutes.get(_POLLING_KEY[kind])
     if progress is None and out.outcome == "running" and out.remaining_pct is not None:
@@ -66,6 +67,7 @@ def start_self_test(
         progress=progress,
         health=health,
         smartctl_said=out.line,
+        findings=tuple(observed.findings),
     )
 
 
