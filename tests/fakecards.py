@@ -8,9 +8,11 @@
   every offset modulo `real_mib`: writes past the real size land on lower addresses, as on a counterfeit card whose
   controller ignores the high address bits. direct_io keeps the kernel's page cache out of the FUSE file, so every
   read reaches the mapping.
+  With `drop=True` it keeps nothing past the real size instead: writes there succeed and vanish, reads give zeros,
+  as on a fake whose controller says yes to everything (no error ever tells the user).
 - `good_card`: a RAM-backed loop device with direct I/O (conftest.loop_device).
 
-Run as a script, this file is the FUSE server: python fakecards.py MOUNTPOINT REAL_BYTES CLAIMED_BYTES."""
+Run as a script, this file is the FUSE server: python fakecards.py MOUNTPOINT REAL_BYTES CLAIMED_BYTES [drop]."""
 
 from __future__ import annotations
 
@@ -69,10 +71,11 @@ def short_card(claimed_mib: int = 64, real_mib: int = 16) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def wrapping_card(claimed_mib: int = 64, real_mib: int = 16) -> Iterator[str]:
+def wrapping_card(claimed_mib: int = 64, real_mib: int = 16, drop: bool = False) -> Iterator[str]:
     mnt = tempfile.mkdtemp(prefix="disksleuth-wrapcard-")
+    mode = ["drop"] if drop else []
     server = subprocess.Popen(
-        [sys.executable, os.path.abspath(__file__), mnt, str(real_mib << 20), str(claimed_mib << 20)],
+        [sys.executable, os.path.abspath(__file__), mnt, str(real_mib << 20), str(claimed_mib << 20), *mode],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -103,7 +106,7 @@ def wrapping_card(claimed_mib: int = 64, real_mib: int = 16) -> Iterator[str]:
         shutil.rmtree(mnt, ignore_errors=True)
 
 
-def _serve(mountpoint: str, real: int, claimed: int) -> None:
+def _serve(mountpoint: str, real: int, claimed: int, drop: bool) -> None:
     from fuse import FUSE, FuseOSError, Operations
 
     class Wrapping(Operations):  # type: ignore[misc]
@@ -132,6 +135,9 @@ def _serve(mountpoint: str, real: int, claimed: int) -> None:
             out = bytearray()
             size = max(0, min(size, claimed - offset))
             while size > 0:
+                if drop and offset >= real:  # nothing kept up there: the hole's zeros
+                    out += bytes(size)
+                    break
                 at = offset % real
                 n = min(size, real - at)
                 out += self.data[at : at + n]
@@ -142,6 +148,8 @@ def _serve(mountpoint: str, real: int, claimed: int) -> None:
         def write(self, path: str, buf: bytes, offset: int, fh: object) -> int:
             done = 0
             while done < len(buf):
+                if drop and offset + done >= real:  # accepted, and gone
+                    return len(buf)
                 at = (offset + done) % real
                 n = min(len(buf) - done, real - at)
                 self.data[at : at + n] = buf[done : done + n]
@@ -152,4 +160,4 @@ def _serve(mountpoint: str, real: int, claimed: int) -> None:
 
 
 if __name__ == "__main__":
-    _serve(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
+    _serve(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:] == ["drop"])

@@ -207,6 +207,19 @@ def test_a_card_that_wraps_to_lower_addresses(cli) -> None:  # noqa: ANN001
     assert held_below > 0 and doc["findings"][0]["code"] == "fake_capacity"
 
 
+@pytest.mark.root
+@needs_loop
+@needs_fuse
+def test_a_card_that_drops_what_it_cannot_store_without_an_error(cli) -> None:  # noqa: ANN001
+    with wrapping_card(claimed_mib=64, real_mib=16, drop=True) as dev:
+        code, doc, _err = _verify_json(cli, dev)
+    assert code == 1, doc
+    assert doc["usable_bytes"] == 16 * MIB and doc["wraps_every_bytes"] is None
+    assert doc["failures"]["zeros"] > 0 and doc["failures"]["write_error"] == 0 == doc["failures"]["wrapped"]
+    assert doc["first_failure"] == {"offset": 16 * MIB, "state": "zeros", "carries_offset": None, "error": None}
+    assert "lost (read back as zeros)" in doc["findings"][0]["message"]
+
+
 # --- refusals ------------------------------------------------------------------------------------------------
 
 
