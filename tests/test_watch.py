@@ -157,7 +157,7 @@ def test_a_bad_config_is_one_line_and_exit_2(cli, tmp_path, text, said):
 
 def test_a_url_apprise_cannot_use_is_refused_before_anything_is_read(cli, tmp_path):
     db = f"{tmp_path}/s.sqlite"
-    for url, said in (("nosuchscheme://x/y", "Apprise cannot use this nosuchscheme:// URL"), ("plain", "--notify")):
+    for url, said in (("nosuchscheme://x/y", "Apprise cannot use this nosuchscheme URL"), ("plain", "--notify")):
         res = cli("watch", "--notify", url, "--db", db, "--sysfs-root", FAILING)
         assert res.code == 2 and res.err.count("\n") == 1 and said in res.err, res.err
     assert not os.path.exists(db)
@@ -295,3 +295,10 @@ def test_units_name_the_store_absolutely_and_keep_a_password_from_other_users(cl
     assert res.code == 0 and any("root only" in n for n in res.json()["notes"])
     assert "s3cret" not in res.out
     assert all((units / n).stat().st_mode & 0o777 == 0o600 for n in os.listdir(units))
+
+
+def test_self_tests_start_only_on_this_machines_drives(cli, tmp_path):
+    res = cli("watch", "--self-test", "short", "--sysfs-root", FAILING, "--db", f"{tmp_path}/s.sqlite", "--json")
+    doc = res.json()
+    assert res.code == 1 and doc["self_tests"] == []
+    assert "self-tests start only on this machine's drives, not under --sysfs-root" in doc["notes"]

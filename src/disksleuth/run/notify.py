@@ -46,17 +46,26 @@ def check_urls(urls: Sequence[str]) -> None:
 
 
 def _check_urls(urls: Sequence[str]) -> None:
+    import logging
+
     apprise = _apprise()
     for url in urls:
+        # Never the URL itself in a message: it may hold a password or a bot token.
         scheme = url.partition("://")[0] if "://" in url else ""
-        if not scheme or any(ch.isspace() for ch in url):
+        if not scheme or any(ch.isspace() for ch in url) or not scheme.replace("+", "").isalnum():
             raise UsageError(
-                f"--notify needs an Apprise URL such as ntfy://HOST/TOPIC or mailto://...: {scheme or url[:40]!r}"
+                "--notify needs one Apprise URL, SCHEME://..., without spaces, such as ntfy://HOST/TOPIC or "
+                "json://HOST/PATH (Apprise's wiki lists every service's URL)"
             )
-        if apprise.Apprise.instantiate(url, suppress_exceptions=True) is None:
+        with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as logs:
+            plugin = apprise.Apprise.instantiate(url, suppress_exceptions=True)
+            said = str(logs.getvalue()) if hasattr(logs, "getvalue") else ""
+        if plugin is None:
+            why = next((_plain(line) for line in said.splitlines() if _plain(line)), "")
             raise UsageError(
-                f"Apprise cannot use this {scheme}:// URL (unknown scheme, or a part missing); see its wiki: "
-                "https://github.com/caronc/apprise/wiki"
+                f"Apprise cannot use this {scheme[:20]} URL"
+                + (f": {why}" if why else " (unknown scheme, or a part missing)")
+                + " (Apprise's wiki lists every service's URL)"
             )
 
 
