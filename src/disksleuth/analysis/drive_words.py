@@ -91,7 +91,7 @@ def thermal_grew(name: str, parts: list[str], when: str) -> str:
 
 def error_log_grew(name: str, kind: str, before: int, after: int, when: str, newest: str, benign: bool) -> str:
     added = after - before
-    text = f"{name} logged {added:,} new error(s) in its {kind} error log {when} ({before:,} → {after:,} entries)."
+    text = f"{name} logged {added:,} new error(s) in its {kind} error log {when} (its count {before:,} → {after:,})."
     if newest:
         text += f" Newest: {newest}."
     if benign:
@@ -111,7 +111,7 @@ def error_entry_text(number: int | None, what: str | None, hours: int | None, lb
     if hours is not None:
         head += f" at {hours:,} h"
     body = what or (f"status 0x{status:04x}" if status is not None else "no description")
-    if kind == "NVMe" and lba is not None:
+    if kind == "NVMe" and lba:  # 0 in an entry of a refused command is no address
         body += f", LBA {lba:,}"
     if command:
         body += f" ({command})"

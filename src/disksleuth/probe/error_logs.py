@@ -73,6 +73,9 @@ def nvme_entry(row: dict[str, Any]) -> ErrorLogEntry:
 def _nvme_status(status: dict[str, Any]) -> int | None:
     """The status field as smartctl's text prints it (phase bit included: "0x4004"), rebuilt from the JSON's
     decoded members when they are there, so text and JSON give one number."""
+    printed = _int(status.get("printed"))  # the text's own "0xc005" (ErrorLogText), More and phase bits kept
+    if printed is not None and 0 <= printed <= 0xFFFF:
+        return printed
     sct, sc = _int(status.get("status_code_type")), _int(status.get("status_code"))
     if sct is not None and sc is not None and 0 <= sct < 8 and 0 <= sc < 256:
         dnr = 0x8000 if status.get("do_not_retry") is True else 0
@@ -148,6 +151,7 @@ class ErrorLogText:
                             "status_code_type": (raw >> 9) & 7,
                             "status_code": (raw >> 1) & 0xFF,
                             "do_not_retry": bool(raw & 0x8000),
+                            "printed": raw,
                             **({"string": tail[-1][:_MAX_TEXT]} if tail and tail[-1] and tail[-1] != "-" else {}),
                         },
                         **({"lba": {"value": int(lba)}} if lba.isdecimal() and len(lba) <= 20 else {}),
