@@ -112,6 +112,18 @@ def test_the_judgement_names_usable_bytes_the_wrap_and_fake_capacity() -> None:
     assert judge(32 * MIB, BLOCK_BYTES, [], "/dev/sdz").usable_bytes is None
 
 
+def test_a_run_stopped_early_claims_no_more_than_it_read() -> None:
+    write_errors = [BlockOutcome(o, "write_error", error="EIO: Input/output error") for o in (24 * MIB, 28 * MIB)]
+    stopped_writing = judge(32 * MIB, BLOCK_BYTES, write_errors, "/dev/sdz", complete=False)
+    assert stopped_writing.usable_bytes is None and not stopped_writing.findings
+    held = [BlockOutcome(o, HELD) for o in (0, MIB, 8 * MIB)]
+    stopped_reading = judge(32 * MIB, BLOCK_BYTES, [*held, *write_errors], "/dev/sdz", complete=False)
+    assert stopped_reading.usable_bytes == 8 * MIB + BLOCK_BYTES and not stopped_reading.findings
+    assert stopped_reading.blocks_tested == 3 and "past that it was not tested" in stopped_reading.summary
+    found = judge(32 * MIB, BLOCK_BYTES, [*held, BlockOutcome(16 * MIB, ZEROS)], "/dev/sdz", complete=False)
+    assert found.usable_bytes == 16 * MIB and found.findings[0].code == "fake_capacity"
+
+
 def _simulate(claimed: int, real: int, spread: int, lose: bool) -> int | None:
     """A fake card in memory, tested as run/verify does (highest offset first, then read back). Past `real` it wraps
     (offset modulo real) or, with `lose`, keeps nothing (reads zeros)."""
@@ -355,4 +367,5 @@ def test_ctrl_c_stops_cleanly_and_says_how_far_it_got() -> None:
     doc = json.loads(out)
     assert not doc["complete"] and doc["stopped"].startswith("interrupted while writing: ")
     assert 0 < doc["blocks_written"] < doc["blocks_planned"]
+    assert doc["usable_bytes"] is None and doc["findings"] == []  # nothing read back: nothing claimed
     assert "stopped: interrupted while writing" in err

@@ -147,14 +147,27 @@ def classify(data: bytes, nonce: bytes, offset: int, expected: bytes) -> BlockOu
     return BlockOutcome(offset, GARBAGE)
 
 
-def judge(claimed_bytes: int, block_bytes: int, outcomes: Iterable[BlockOutcome], device: str) -> VerifyVerdict:
+def judge(
+    claimed_bytes: int, block_bytes: int, outcomes: Iterable[BlockOutcome], device: str, complete: bool = True
+) -> VerifyVerdict:
+    """`complete`: every written block was read back. A run stopped early judges only up to the highest block it
+    read: below a failure it found, or as far as it read when it found none (a lower bound, no finding); a run
+    stopped before reading judges nothing (its write errors are still counted)."""
     ordered = sorted(outcomes, key=lambda o: o.offset)
+    read_to = max((o.offset for o in ordered if o.state != WRITE_ERROR), default=None)
+    if not complete:
+        ordered = [o for o in ordered if read_to is not None and o.offset <= read_to]
     failed = [o for o in ordered if o.state != HELD]
     failures = {state: 0 for state in FAILED_STATES}
     for o in failed:
         failures[o.state] += 1
     first = failed[0] if failed else None
-    usable = (first.offset if first else claimed_bytes) if ordered else None
+    if first is not None:
+        usable: int | None = first.offset
+    elif complete:
+        usable = claimed_bytes if ordered else None
+    else:
+        usable = None if read_to is None else read_to + block_bytes
     held_past = sum(1 for o in ordered if o.state == HELD and first is not None and o.offset > first.offset)
     moved = [
         o.offset - o.carries_offset for o in failed if o.carries_offset is not None and o.carries_offset < o.offset
@@ -177,14 +190,19 @@ def judge(claimed_bytes: int, block_bytes: int, outcomes: Iterable[BlockOutcome]
         findings=findings,
         summary="",
     )
-    return _with_summary(verdict, device)
+    return _with_summary(verdict, device, complete)
 
 
-def _with_summary(v: VerifyVerdict, device: str) -> VerifyVerdict:
+def _with_summary(v: VerifyVerdict, device: str, complete: bool) -> VerifyVerdict:
     from dataclasses import replace
 
     if v.usable_bytes is None:
         line = f"{device}: nothing was read back, so nothing is known of its capacity"
+    elif v.first_failure is None and not complete:
+        line = (
+            f"{device} held all {v.blocks_tested} test blocks read back, up to {fmt_bytes(v.usable_bytes)} of the "
+            f"{fmt_bytes(v.claimed_bytes)} it claims; past that it was not tested"
+        )
     elif v.first_failure is None:
         line = (
             f"{device} holds what it claims: all {v.blocks_tested} test blocks across its "

@@ -45,7 +45,8 @@ class BlockOutcome:
 @dataclass(frozen=True)
 class VerifyVerdict:
     """What the read-back says. usable_bytes: the lowest failing offset (every tested block below it held), or the
-    claimed size when none failed; None when nothing was read back."""
+    claimed size when none failed; a run stopped early with no failure yet: the end of the highest block it read;
+    None when nothing was read back."""
 
     claimed_bytes: int
     block_bytes: int

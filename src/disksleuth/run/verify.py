@@ -191,7 +191,7 @@ def _verify(io: BlockIo, target: TargetInfo, identity: str, opts: VerifyOptions,
             "(the boundaries and a coarser spread were kept; --max-time gives more)"
         )
     name = target.device.path if target.device else target.path
-    verdict = judge(claimed, block, state.outcomes, name)
+    verdict = judge(claimed, block, state.outcomes, name, complete=stopped is None)
     return VerifyReport(
         path=target.path,
         name=target.device.name if target.device else None,
