@@ -302,3 +302,20 @@ def test_self_tests_start_only_on_this_machines_drives(cli, tmp_path):
     doc = res.json()
     assert res.code == 1 and doc["self_tests"] == []
     assert "self-tests start only on this machine's drives, not under --sysfs-root" in doc["notes"]
+
+
+def test_a_drive_not_read_this_pass_keeps_its_last_state_and_says_nothing(cli, tmp_path):
+    """Asleep, or its reading gone: its last known health stands (carried), no 'missing', no change; read again,
+    it is compared with that."""
+    tree = tmp_path / "tree"
+    shutil.copytree(FAILING, tree, symlinks=True)
+    args = ("watch", "--sysfs-root", str(tree), "--db", f"{tmp_path}/s.sqlite", "--json")
+    assert cli(*args).code == 1
+    saved = (tree / "smartctl" / "sdc.json").read_bytes()
+    (tree / "smartctl" / "sdc.json").unlink()
+    doc = cli(*args).json()
+    sdc = next(d for d in doc["drives"] if d["device"] == "sdc")
+    assert sdc["carried"] and "no smartctl output saved" in sdc["not_read"] and doc["changes"] == []
+    (tree / "smartctl" / "sdc.json").write_bytes(saved)
+    again = cli(*args)
+    assert again.code == 0 and again.json()["changes"] == []
