@@ -81,3 +81,34 @@ def test_9_health_history_exits_1_on_a_warn_finding_as_health_does(cli, tmp_path
     res = cli("health", "--history", "sdq", "--db", db)
     assert "warn · media_errors" in res.out and res.code == 1, (res.code, res.err)
     assert cli("health", "--history", "sdq", "--db", db, "--json").code == 1
+
+
+@pytest.mark.parametrize(
+    ("runs", "said"),
+    [
+        ('[{"run": {"target": "/tmp"}}]', "run 1 is incomplete: run.profile, run.started_at missing"),
+        ('[{"x": 1}]', 'run 1 is incomplete: it has no "run" section'),
+        ('[{"run": {"target": "/tmp", "profile": "quick", "started_at": "2026-11-21T10:00:00+0000"}}, 7]',
+         "run 2 is incomplete: it is int, not a run document"),
+    ],
+)  # fmt: skip
+def test_10_a_failed_import_into_a_new_store_leaves_no_file_and_says_what_is_missing(cli, tmp_path, runs, said):
+    """Before: an empty store file stayed behind, and the line said only "run 1 is incomplete" (a flat run such as
+    {"x": 1} even read as "not JSON")."""
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema": "disksleuth/1", "runs": ' + runs + "}")
+    db = tmp_path / "new.db"
+    res = cli("import", str(bad), "--db", str(db))
+    assert res.code == 2 and res.err.count("\n") == 1 and said in res.err, res.err
+    assert sorted(os.listdir(tmp_path)) == ["bad.json"]
+
+
+def test_10_a_failed_import_into_a_store_that_holds_runs_keeps_it(cli, tmp_path):
+    from conftest import sample_export
+
+    db = str(tmp_path / "kept.db")
+    assert cli("import", sample_export(tmp_path), "--db", db).code == 0
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema": "disksleuth/1", "runs": [{"run": {}}]}')
+    assert cli("import", str(bad), "--db", db).code == 2
+    assert cli("runs", "--db", db, "--json").json()["total"] == 1

@@ -194,6 +194,33 @@ def export_runs(db: str | None, runs: Sequence[str], output: str) -> list[dict[s
     return docs
 
 
+def _new_sqlite_file(db: str | None) -> str | None:
+    """The SQLite file the store `db` would be made in, when it does not exist yet."""
+    import os
+
+    import sqlalchemy as sa
+
+    from disksleuth.store.engine import sqlite_path
+    from disksleuth.store.urls import default_url, resolve_url
+
+    url = sa.engine.make_url(resolve_url(db if db is not None else default_url()))
+    path = sqlite_path(url) if url.get_backend_name() == "sqlite" else None
+    return path if path and not os.path.lexists(path) else None
+
+
+def _remove_if_empty(db: str | None, path: str) -> None:
+    """Remove the store file at `path` (with its -wal and -shm) when it holds no run."""
+    import contextlib
+    import os
+
+    with Store(db, create=False) as store:
+        if store.count():
+            return
+    for name in (path, f"{path}-wal", f"{path}-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name)
+
+
 @dataclass(frozen=True)
 class Imported:
     new_ids: Sequence[int] = ()
@@ -204,9 +231,23 @@ class Imported:
 
 
 def import_runs(db: str | None, path: str, stdin: BinaryIO | None = None) -> Imported:
-    """The runs of an export file (or of `stdin` when path is "-"), read and stored as they come."""
-    with open_export(path, stdin) as runs, Store(db, create=True) as store:
-        done = store.import_runs(runs)
+    """The runs of an export file (or of `stdin` when path is "-"), read and stored as they come. The first run
+    is read and checked before the store is opened, and a store this import made is removed again when the
+    import fails with nothing stored: a bad file never leaves an empty store behind (issue 40)."""
+    import itertools
+
+    from disksleuth.errors import ParseError
+
+    with open_export(path, stdin) as runs:
+        first = next(runs, None)
+        made = _new_sqlite_file(db)
+        try:
+            with Store(db, create=True) as store:
+                done = store.import_runs(itertools.chain([first], runs) if first is not None else iter(()))
+        except ParseError:
+            if made is not None:
+                _remove_if_empty(db, made)
+            raise
     # Every run of the file is stored (new, or found by its identity): the import did not raise.
     stored = len(done.new_ids) + len(done.skipped)
     kept = path if stored and path != "-" and is_unsaved_file(path) else None

@@ -175,8 +175,12 @@ class ExportReader:
             scan -= shift
 
     def _container_end(self, depth: int) -> int:
-        buf_pos = self.pos  # scanning position; self.pos stays at the value's start
-        level = 0
+        # Scanning starts inside the value: _TO_BRACKET skips a flat container whole, and from the value's own
+        # bracket it skipped a flat run ({"x": 1}) and its closing brackets too, and read the list's end as the run's.
+        buf_pos = self.pos + 1  # scanning position; self.pos stays at the value's start
+        level = 1
+        if depth + level > self.max_depth:
+            raise boundedjson.TooDeep("too deep")
         string_at = -1  # the opening quote of a string the window does not hold whole, read up to buf_pos
         while True:
             if string_at < 0:

@@ -33,15 +33,19 @@ def checked_runs(stream: BinaryIO, name: str) -> Iterator[dict[str, Any]]:
         yield _checked_run(doc, i, name)
 
 
+RUN_KEYS = ("target", "profile", "started_at")  # what every stored run has: its rows need them
+
+
 def _checked_run(doc: Any, i: int, name: str) -> dict[str, Any]:
     from disksleuth.doc.validate import check_run_doc
 
-    if not (
-        isinstance(doc, dict)
-        and isinstance(doc.get("run"), dict)
-        and all(k in doc["run"] for k in ("target", "profile", "started_at"))
-    ):
-        raise ParseError(f"{name}: run {i + 1} is incomplete")
+    if not isinstance(doc, dict):
+        raise ParseError(f"{name}: run {i + 1} is incomplete: it is {type(doc).__name__}, not a run document")
+    if not isinstance(doc.get("run"), dict):
+        raise ParseError(f'{name}: run {i + 1} is incomplete: it has no "run" section')
+    missing = [k for k in RUN_KEYS if k not in doc["run"]]
+    if missing:
+        raise ParseError(f"{name}: run {i + 1} is incomplete: run.{', run.'.join(missing)} missing")
     try:
         check_run_doc(doc, f"runs[{i}]")
     except RecursionError:
