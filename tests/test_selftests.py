@@ -196,3 +196,21 @@ def test_start_output_parsed() -> None:
     assert nvme.outcome == "running" and nvme.remaining_pct == 60
     assert parse_start_output("Self-test has begun (NSID 0x1)\nUse smartctl -X to abort test\n").outcome == "started"
     assert parse_start_output("x" * 100_000 + "\n" + "Testing has begun.\n").outcome == "started"
+
+
+def test_the_result_is_recorded_in_the_health_history(cli, tmp_path: Path) -> None:
+    """A reading keeps its newest self-test result: `health --history` judges it again from the store alone (the
+    failure, its hint that names the failed test instead of advising it) and shows it in a column."""
+    db = f"sqlite:///{tmp_path}/s.sqlite"
+    report = SELFTEST / "linuxhw-ata-ST10000NM0016-1TT101-6B4ADAE142C4.txt"
+    r = cli("health", "--from-smartctl", str(report), "--as-device", "sdz", "--db", db)
+    assert r.code == 1
+    r = cli("health", "--history", "sdz", "--db", db, "--json")
+    doc = json.loads(r.out)["health_history"]
+    failed = [f for f in doc["findings"] if f["code"] == "self_test_failed"]
+    assert len(failed) == 1 and failed[0]["severity"] == "critical"
+    assert failed[0]["evidence"]["failing_lba"] == 306_526_128 and failed[0]["evidence"]["age_hours"] == 901
+    assert not [f for f in doc["findings"] if "smartctl -t long" in f["hint"]]
+    assert doc["readings"][-1]["counters"]["self_test.passed"] == 0
+    r = cli("health", "--history", "sdz", "--db", db)
+    assert "long FAILED 36,624 h" in r.out

@@ -8,6 +8,7 @@ is taken modulo 65,536 there (linuxhw HDS721050CLA360: 71,448 hours now, the fai
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from disksleuth.model import Finding
@@ -187,4 +188,37 @@ def overdue_finding(health: Health) -> Finding | None:
         message=OVERDUE.format(hours=age, days=age // 24, kind=f"{newest.kind}, {newest.status}"),
         evidence={"age_hours": age, "kind": newest.kind, "test_power_on_hours": newest.power_on_hours},
         hint=HINT_OVERDUE,
+    )
+
+
+# A stored reading keeps the newest finished self-test as counters (the store keeps numbers), so the result is on
+# record and a new result makes the reading new: `health --history`, and the drives the store remembers, judge it.
+SELF_TEST_PREFIX = "self_test."
+_HOURS, _PASSED, _LBA, _LONG = "self_test.hours", "self_test.passed", "self_test.failing_lba", "self_test.long"
+
+
+def self_test_counters(health: Health) -> dict[str, int]:
+    """The newest failed test while no pass followed it, else the newest finished one, as counters."""
+    failed = newest_failure(health)
+    done = [t for t in self_test_log(health) if not t.in_progress and t.passed is not None]
+    t = failed.test if failed is not None and failed.newest else (done[0] if done else None)
+    if t is None or t.power_on_hours is None:
+        return {}
+    out = {_HOURS: t.power_on_hours, _PASSED: 1 if t.passed else 0, _LONG: 1 if is_long(t) else 0}
+    if t.failing_lba is not None and not t.passed:
+        out[_LBA] = t.failing_lba
+    return out
+
+
+def self_test_from_counters(counters: Mapping[str, int]) -> SelfTest | None:
+    """The self-test a stored reading kept (self_test_counters), for judging it again."""
+    if _HOURS not in counters or _PASSED not in counters:
+        return None
+    passed = bool(counters[_PASSED])
+    return SelfTest(
+        kind="Extended" if counters.get(_LONG) else "Short",
+        status="Completed without error" if passed else "Completed: failed",
+        passed=passed,
+        power_on_hours=counters[_HOURS],
+        failing_lba=counters.get(_LBA),
     )

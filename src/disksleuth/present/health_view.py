@@ -254,6 +254,8 @@ def render_history(view: HistoryView) -> None:
     from rich.table import Table
 
     from disksleuth.analysis.health_history import shown_name, stamp, watched
+    from disksleuth.analysis.selftests import SELF_TEST_PREFIX
+    from disksleuth.present.selftest_view import self_test_cell
     from disksleuth.present.text import console, render_findings, safe_text
 
     out = console()
@@ -269,6 +271,9 @@ def render_history(view: HistoryView) -> None:
         table.add_column(col, no_wrap=True, justify="right" if col in ("°C", "hours") else "left")
     for k in keys:
         table.add_column(_counter_label(k), justify="right", no_wrap=True)
+    tested = any(SELF_TEST_PREFIX + "hours" in r.counters for r in view.readings)  # issue 38: results on record
+    if tested:
+        table.add_column("self-test", no_wrap=True)
     drives: dict[str, str] = {}
     previous: dict[str, int] = {}
     for r in view.readings:
@@ -292,6 +297,7 @@ def render_history(view: HistoryView) -> None:
             f"{r.temperature_c:g}" if r.temperature_c is not None else "—",
             f"{r.power_on_hours:,}" if r.power_on_hours is not None else "—",
             *cells,
+            *([self_test_cell(r.counters)] if tested else []),
         )
     out.print(table)
     by_key = {r.drive_key: r for r in view.readings}

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 
+from disksleuth.analysis.selftests import is_long, self_test_from_counters
 from disksleuth.analysis.wear import data_text, forecast_text
 from disksleuth.model.run import Health
 
@@ -59,3 +61,12 @@ def self_test_start_lines(start: SelfTestStart) -> list[str]:
         else RESULT_SOON.format(device=start.device)
     )
     return lines
+
+
+def self_test_cell(counters: Mapping[str, int]) -> str:
+    """A stored reading's self-test in `health --history` (rich markup): "passed 14,417 h", "FAILED 47,734 h"."""
+    t = self_test_from_counters(counters)
+    if t is None:
+        return "—"
+    kind = "long" if is_long(t) else "short"
+    return f"{kind} passed {t.power_on_hours:,} h" if t.passed else f"[red]{kind} FAILED {t.power_on_hours:,} h[/red]"

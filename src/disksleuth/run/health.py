@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from disksleuth.analysis.health import health_findings, no_smart_reason
 from disksleuth.analysis.health_history import WATCHED_PREFIXES, apply_history, judge, shown_name
+from disksleuth.analysis.selftests import self_test_from_counters
 from disksleuth.errors import ParseError, UsageError
 from disksleuth.infile import read_user_file
 from disksleuth.model import Finding
@@ -168,6 +169,9 @@ def _stored_findings(r: HealthReading) -> list[Finding]:
         available_spare_pct=r.available_spare_pct,
         interface_error_counts=_under(r.counters, "interface."),
         media_error_counts=_under(r.counters, "media."),
+        protocol=r.protocol,
+        power_on_hours=r.power_on_hours,
+        self_test=self_test_from_counters(r.counters),
     )
     return health_findings(health)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from disksleuth import serials
 from disksleuth.analysis.health_history import HistoryJudgement, apply_history, judge
+from disksleuth.analysis.selftests import self_test_counters
 from disksleuth.analysis.wear import forecast_wear, wear_counters, with_forecast
 from disksleuth.errors import DisksleuthError, StoreMissing
 from disksleuth.model import Finding
@@ -74,7 +75,7 @@ def reading_of(
         percentage_used=health.percentage_used,
         available_spare_pct=health.available_spare_pct,
         power_on_hours=health.power_on_hours,
-        counters={**health.counters(), **wear_counters(health)},
+        counters={**health.counters(), **wear_counters(health), **self_test_counters(health)},
     )
 
 
