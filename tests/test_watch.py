@@ -319,3 +319,14 @@ def test_a_drive_not_read_this_pass_keeps_its_last_state_and_says_nothing(cli, t
     (tree / "smartctl" / "sdc.json").write_bytes(saved)
     again = cli(*args)
     assert again.code == 0 and again.json()["changes"] == []
+
+
+def test_a_reading_a_watch_pass_kept_is_a_valid_health_reading():
+    """A live pass keeps its readings with source "watch": health --history --json shows them."""
+    from test_json_schema import is_valid
+
+    reading = {
+        "read_at": "2026-11-27T23:00:00Z", "read_at_s": 1.0, "source": "watch", "device": "sda", "host": "h",
+        "drive_key": "k", "serial_id": None, "model": None, "counters": {},
+    }  # fmt: skip
+    assert is_valid(reading, "health_reading")
