@@ -247,6 +247,10 @@ def test_emmc_life_estimates_are_its_health_reading() -> None:
     assert h is not None and h.protocol == "eMMC"
     assert h.percentage_used == 110 and "type A 0x0b, type B 0x02" in (h.percentage_used_source or "")
     assert emmc_health(read_device("mmcblk0", os.path.join(SYSFS, "sd_goodram_irdm_v30_a2"))) is None
+    # health judges it as emmc_worn does: past its life is critical there too
+    from disksleuth.analysis.health import health_findings
+
+    assert {f.code: f.severity for f in health_findings(h, {})}["health_critical"] == "critical"
 
 
 def test_real_emmc_ext_csd_and_a_host_without_hs400() -> None:

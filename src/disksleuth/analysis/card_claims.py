@@ -281,4 +281,13 @@ def emmc_health(device: Device) -> Health | None:
         percentage_used=worst * 10 if worst is not None else None,
         percentage_used_source=f"eMMC DEVICE_LIFE_TIME_EST ({source})" if source else None,
         messages=tuple(f"pre-EOL 0x{card.pre_eol:02x}" for _ in (0,) if card.pre_eol is not None),
+        # What emmc_worn calls critical, said so `health` judges it alike (health_critical).
+        critical_warning=tuple(
+            [
+                f"eMMC life time estimate type {k} 0x{v:02x}: past its estimated life"
+                for k, v in known.items()
+                if v >= LIFE_EXCEEDED
+            ]
+            + (["eMMC pre-EOL 0x03: urgent, 90% of the reserved blocks used"] if card.pre_eol == PRE_EOL_URGENT else [])
+        ),
     )
