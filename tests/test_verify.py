@@ -263,6 +263,32 @@ def test_the_refusals_of_bench_destructive_and_nothing_is_written(cli, tmp_path)
     assert res.code == 2 and "--max-time must be from 1" in res.err, res.err
 
 
+@pytest.mark.root
+@needs_loop
+def test_what_is_written_is_the_device_held_even_if_its_name_moved(tmp_path) -> None:  # noqa: ANN001
+    """The claim holds one device; verify opens the path again for direct I/O. A symlink re-pointed in between
+    (to another device) is caught: nothing is written."""
+    from disksleuth.errors import SafetyRefusal
+    from disksleuth.probe.blockio import open_direct
+    from disksleuth.probe.claim import exclusive_claim
+
+    link = tmp_path / "card"
+    with loop_device(16) as held_dev, loop_device(16) as other:
+        link.symlink_to(held_dev)
+        with exclusive_claim(str(link)) as claim:
+            link.unlink()
+            link.symlink_to(other)
+            with (
+                pytest.raises(SafetyRefusal, match="now names another device"),
+                open_direct(str(link), BLOCK_BYTES, same_as=claim.fd),
+            ):
+                pass
+            link.unlink()
+            link.symlink_to(held_dev)
+            with open_direct(str(link), BLOCK_BYTES, same_as=claim.fd) as io:
+                assert io.size_bytes() == 16 * MIB
+
+
 def _root_block_device() -> str | None:
     with open("/proc/self/mountinfo") as fh:
         for line in fh:

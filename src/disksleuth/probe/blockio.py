@@ -58,15 +58,21 @@ class BlockIo:
 
 
 @contextlib.contextmanager
-def open_direct(path: str, block_bytes: int) -> Iterator[BlockIo]:
-    """Open the block device `path` for direct reads and writes (not exclusive: the caller holds the claim)."""
+def open_direct(path: str, block_bytes: int, same_as: int | None = None) -> Iterator[BlockIo]:
+    """Open the block device `path` for direct reads and writes (not exclusive: the caller holds the claim).
+
+    `same_as`: the descriptor of that claim. The path is opened a second time, and a name can be pointed elsewhere
+    in between (a symlink, a udev rename): what is opened must be the very device held, or nothing is written."""
     try:
         fd = os.open(path, os.O_RDWR | os.O_DIRECT | os.O_CLOEXEC | os.O_NOCTTY)
     except OSError as exc:
         raise EnvironmentProblem(f"cannot open {path} for direct reads and writes: {exc.strerror}") from None
     try:
-        if not stat.S_ISBLK(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISBLK(st.st_mode):
             raise SafetyRefusal(f"{path} is no longer a block device; refusing to write")
+        if same_as is not None and os.fstat(same_as).st_rdev != st.st_rdev:
+            raise SafetyRefusal(f"{path} now names another device than the one checked and held; refusing to write")
         io = BlockIo(fd, block_bytes)
         try:
             yield io

@@ -114,7 +114,7 @@ def run_verify(path: str, opts: VerifyOptions, events: VerifyEvents | None = Non
     bench_opts = BenchOptions(destructive=True, yes=opts.yes, interactive=opts.interactive)
     with contextlib.ExitStack() as held:
         try:  # the kernel's word first, held until the last block is read (run/bench.run_bench does the same)
-            held.enter_context(exclusive_claim(target.path))
+            claim = held.enter_context(exclusive_claim(target.path))
         except (DeviceBusy, EnvironmentProblem):  # busy, or an open refused (EPERM in a sandbox)
             write_permission(target, bench_opts)  # our own checks first, for their clearer words
             raise
@@ -128,7 +128,7 @@ def run_verify(path: str, opts: VerifyOptions, events: VerifyEvents | None = Non
             raise SafetyRefusal("not confirmed; nothing was written")
         device = target.device
         block = block_size(device.logical_block_size if device else None)
-        with open_direct(target.path, block) as io:
+        with open_direct(target.path, block, same_as=claim.fd) as io:
             return _verify(io, target, identity, opts, events)
     raise AssertionError("unreachable")  # pragma: no cover  (mypy: the with block returns or raises)
 
