@@ -34,7 +34,8 @@ def card_lines(card: Any) -> list[str]:
 
     kind = "eMMC" if card.get("kind") == "mmc" else "SD"
     version = text("spec_version")
-    classes = card.get("classes") if isinstance(card.get("classes"), list) else []
+    raw_classes = card.get("classes")
+    classes: list[Any] = raw_classes if isinstance(raw_classes, list) else []
     who = " ".join(p for p in (text("manufacturer"), text("product")) if p)
     first = " ".join(p for p in (who, f"{kind} {version}".strip(), text("capacity_class"), *map(str, classes)) if p)
     if text("date"):
