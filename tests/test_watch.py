@@ -326,7 +326,7 @@ def test_a_reading_a_watch_pass_kept_is_a_valid_health_reading():
     from test_json_schema import is_valid
 
     reading = {  # with the schema tag every validated document carries
-        "schema": "disksleuth/1", "read_at": "2026-11-27T23:00:00Z", "read_at_s": 1.0, "source": "watch", "device": "sda", "host": "h",
-        "drive_key": "k", "serial_id": None, "model": None, "counters": {},
+        "schema": "disksleuth/1", "read_at": "2026-11-27T23:00:00Z", "read_at_s": 1.0, "source": "watch",
+        "device": "sda", "host": "h", "drive_key": "k", "serial_id": None, "model": None, "counters": {},
     }  # fmt: skip
     assert is_valid(reading, "health_reading")
