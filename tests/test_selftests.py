@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from disksleuth.analysis.health import health_findings
-from disksleuth.analysis.selftests import self_test_advice, self_test_age_hours
 from disksleuth.model.run import Health
 from disksleuth.probe.smart_parse import parse_smartctl_json
 from disksleuth.probe.smartctl_text import parse_smartctl_text
@@ -64,6 +63,8 @@ def test_the_failed_long_test_is_named_in_the_advice_instead() -> None:
 def test_an_earlier_failure_with_a_later_pass_is_info_and_the_ages_follow_the_wrapped_log() -> None:
     """HUS724020ALA640 at 89,379 h: "# 1 Short ... passed 5514", "# 2 Short ... read failure 12309". The log's
     hours are 16-bit: the pass is 18,329 h old and the failure older still (77,070 h), never younger than it."""
+    from disksleuth.analysis.selftests import self_test_age_hours
+
     health = _text_health(DATA / "paste" / "smartctl" / "linuxhw-ata-HUS724020ALA640-D3974AD957F3.txt")
     f = next(f for f in health_findings(health) if f.code == "self_test_failed")
     assert f.severity == "info" and f.evidence["newest"] is False
@@ -96,6 +97,8 @@ def test_json_self_test_log_and_polling_minutes_from_a_real_capture() -> None:
 def test_progress_from_a_real_report_with_a_test_running() -> None:
     """ "Self-test execution status: ( 243) Self-test routine in progress... 30% of test remaining." and the
     drive's own estimates ("recommended polling time: ( 321) minutes")."""
+    from disksleuth.analysis.selftests import self_test_advice
+
     health = _text_health(SELFTEST / "linuxhw-ata-HDS723020BLA642-63FCB196A088.txt")
     assert health.self_test is not None and health.self_test.in_progress and health.self_test.remaining_pct == 30
     assert health.self_test_minutes == {"short": 1, "extended": 321}
@@ -125,6 +128,8 @@ def test_progress_from_json_execution_status() -> None:
 
 def test_nvme_log_entries_judged() -> None:
     """NVMe results (nvmeprint.cpp): 7 "Completed: failed segments" is a failure, 1 an abort, 0 a pass."""
+    from disksleuth.analysis.selftests import self_test_advice
+
     nvme = json.loads((DATA / "smartctl" / "nvme-null-CT250P2SSD8-nvme0.json").read_text())
     poh = nvme["power_on_time"]["hours"]
     nvme["nvme_self_test_log"] = {
