@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 
 from conftest import DATA
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from disksleuth.run.paste import explain_paste
 
@@ -56,3 +58,101 @@ def test_health_from_smartctl_reads_text_as_explain_does(tmp_path) -> None:
     hdparm = os.path.join(DATA, "paste", "hdparm", "pippim-askubuntu-1033986-hdparm-tT.txt")
     assert main(["health", "--from-smartctl", hdparm, "--db", db], env=env) == 2
     assert "not smartctl output" in err.getvalue() and "hdparm" in err.getvalue()
+
+
+# --- 175: a packed raw value is not a count of failures ---------------------------------------------------------
+
+LK0480 = os.path.join(DATA, "pastes", "smartctl", "linuxhw-ata-LK0480GFJSK-1D4ADDD7766B.txt")
+
+# Written here in drivedb.h's layout (not copied from it): a VERSION entry, DEFAULT, a USB bridge, two families.
+_DB = r"""
+const drive_settings builtin_knowndrives[] = {
+  { "VERSION: 7.3 $Id: drivedb.h test $",
+    "-", "-",
+    "Written for tests",
+    ""
+  },
+  { "DEFAULT",
+    "-", "", "", // comment, with a "quote" in it
+    "-v 175,raw48,Program_Fail_Count_Chip,SSD "
+  },
+  { "USB: Some bridge; ",
+    "0x1234:0x5678", "", "", ""
+  },
+  { "Example packed family", /* a block comment { with a brace } */
+    "EXAMPLE (A|B)[0-9]+", // model
+    "",
+    "",
+    "-v 175,raw16(raw16),Power_Loss_Cap_Test "
+    "-v 183,raw48,SATA_Downshift_Count"
+  },
+  { "Example counting family",
+    "COUNT.*", "FW1", "", "-v 175,raw48,Program_Fail_Count "
+  },
+};
+"""
+
+
+def test_drivedb_entries_and_presets_are_read() -> None:
+    from disksleuth.probe.drivedb import matching_entry, parse_drivedb
+
+    entries = parse_drivedb(_DB)
+    assert [e.family for e in entries][1:] == ["DEFAULT", "USB: Some bridge; ", "Example packed family",
+                                               "Example counting family"]  # fmt: skip
+    assert entries[1].attribute(175) == ("raw48", "Program_Fail_Count_Chip")
+    packed = matching_entry(entries, "EXAMPLE A12", None)
+    assert packed is not None and packed.attribute(175) == ("raw16(raw16)", "Power_Loss_Cap_Test")
+    assert packed.attribute(183) == ("raw48", "SATA_Downshift_Count")
+    assert matching_entry(entries, "EXAMPLE A12 X", None) is None  # the whole model, not a prefix
+    assert matching_entry(entries, "COUNT 1", "FW2") is None  # its firmware regex too
+    assert matching_entry(entries, "COUNT 1", "FW1") is not None
+
+
+def test_a_packed_175_under_the_default_name_is_not_counted_as_failures() -> None:
+    """HPE's LK0480GFJSK (an Intel drive, WWN 5cd2e4) with smartctl 7.1, which does not know it: "175
+    Program_Fail_Count_Chip ... 494449925062" (0x73_1F6C_0FC6: packed fields) was read as 494 billion failed
+    programs, a media_errors warning."""
+    (d,) = explain_paste([LK0480]).devices
+    assert "media_errors" not in [f.code for f in d.findings]
+
+
+def test_a_small_175_count_under_the_default_name_still_counts(tmp_path) -> None:
+    path = tmp_path / "smart.txt"
+    with open(LK0480, encoding="utf-8") as f:
+        path.write_text(f.read().replace("494449925062", "3"))
+    (d,) = explain_paste([str(path)]).devices
+    (f,) = [f for f in d.findings if f.code == "media_errors"]
+    assert "Program_Fail_Count_Chip (ATA 175) 3" in f.message
+
+
+def test_the_installed_drive_database_names_intels_175() -> None:
+    import pytest
+
+    from disksleuth.probe.drivedb import attribute_preset, installed_drivedb
+
+    if not installed_drivedb():
+        pytest.skip("no smartmontools drivedb.h installed (apt-get install smartmontools)")
+    assert attribute_preset("INTEL SSDSC2BB012T7", "N2010121", 175) == ("raw16(raw16)", "Power_Loss_Cap_Test")
+    assert attribute_preset("NO SUCH DRIVE 1", None, 175) is None
+
+
+_DB_TOKENS = ['"', "{", "}", ",", "//", "/*", "*/", "\\", "\n", "a", " -v 175,raw48,X"]
+
+
+@settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from(_DB_TOKENS), max_size=60).map("".join))
+def test_drivedb_parser_never_raises(text: str) -> None:
+    from disksleuth.probe.drivedb import parse_drivedb
+
+    parse_drivedb(text)
+
+
+def test_drivedb_parser_is_linear() -> None:
+    import time
+
+    from disksleuth.probe.drivedb import parse_drivedb
+
+    start = time.process_time()
+    parse_drivedb("/*" + "*" * 200_000 + '{ "' + "\\" * 100_000)
+    parse_drivedb('"\\' * 50_000)  # an open literal was tried again from each later quote: 14 s
+    assert time.process_time() - start < 1.0

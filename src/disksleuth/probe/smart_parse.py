@@ -24,6 +24,7 @@ from typing import Any
 
 from disksleuth.errors import ParseError, json_problem
 from disksleuth.model.run import Health, LbaFormat
+from disksleuth.probe.drivedb import attribute_preset, first_word
 from disksleuth.probe.error_logs import parse_error_log
 from disksleuth.probe.smart_attributes import parse_attributes, parse_latest_self_test
 from disksleuth.probe.smart_data_units import data_bytes
@@ -474,24 +475,38 @@ def _interface_errors(doc: dict[str, Any], table: tuple[_AtaRow, ...]) -> dict[s
     return out
 
 
-def _not_a_media_count(row: _AtaRow, model: str) -> bool:
-    """Intel SSDs' attribute 175 is Power_Loss_Cap_Test (drivedb.h, Intel DC S35x0/3610/3700: "4170 (247 9539)"),
-    packed test results; a smartctl whose drivedb lacks the model prints the default name Program_Fail_Count_Chip
-    over that raw value (linuxhw/EnterpriseDrive INTEL SSDSC2BB012T7 with smartctl 6.6: 447027690206), which is
-    no count of failed programs."""
-    return row.id == 175 and model.upper().startswith("INTEL SSD")
+# The most a 175 count printed under drivedb's DEFAULT name (Program_Fail_Count_Chip) can be and still be a count:
+# above it the raw value uses more than its low 16-bit word, the packed fields of a drive smartctl did not know.
+_PLAIN_COUNT_MAX = 0xFFFF
+
+
+def _media_count(row: _AtaRow, model: str, firmware: str | None) -> int | None:
+    """The count of failures an attribute with a media name stands for; None when it is no such count.
+
+    Attribute 175 is what each family makes it (drivedb.h): Intel's Power_Loss_Cap_Test ("4170 (247 9539)", packed
+    test results), SanDisk's PwrLoss_ProtectionFail, SSSTC's PLP_Failure... A smartctl whose drivedb lacks the drive
+    prints the DEFAULT name Program_Fail_Count_Chip over that packed raw value (linuxhw/EnterpriseDrive INTEL
+    SSDSC2BB012T7 with smartctl 6.6: 447027690206; HPE's VK000480GWSXF, an Intel DC S3x10: 1349124162158). The
+    installed drive database decides where it names the drive (its name, and the first word of a raw16 format);
+    else a DEFAULT-named value past one 16-bit word is packed, not counted (issue 40)."""
+    if row.id != 175 or row.raw is None:
+        return row.raw
+    if model.upper().startswith("INTEL SSD"):
+        return None
+    preset = attribute_preset(model, firmware, 175)
+    if preset is not None:
+        fmt, name = preset
+        return first_word(row.raw, fmt) if name is None or _MEDIA_NAME.search(name) else None
+    if row.name == "Program_Fail_Count_Chip" and row.raw > _PLAIN_COUNT_MAX:
+        return None
+    return row.raw
 
 
 def _media_errors(doc: dict[str, Any], nvme: dict[str, Any], table: tuple[_AtaRow, ...]) -> dict[str, int]:
     model = str(doc.get("model_name") or "")
-    out = {
-        f"{a.name} (ATA {a.id})": a.raw
-        for a in table
-        if _MEDIA_NAME.search(a.name)
-        and "Rate" not in a.name
-        and a.raw is not None
-        and not _not_a_media_count(a, model)
-    }
+    firmware = _str(doc.get("firmware_version"))
+    counts = {a: _media_count(a, model, firmware) for a in table if _MEDIA_NAME.search(a.name) and "Rate" not in a.name}
+    out = {f"{a.name} (ATA {a.id})": count for a, count in counts.items() if count is not None}
     # NVMe Media and Data Integrity Errors (SMART / Health log bytes 160-175).
     if (nvme_media := _int(nvme.get("media_errors"))) is not None:
         out["NVMe media and data integrity errors"] = nvme_media

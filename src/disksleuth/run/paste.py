@@ -856,7 +856,7 @@ def link_summary(chain: LinkChain) -> str | None:
     hop = chain.bottleneck
     if not isinstance(hop, HopCeiling) or chain.current_ceiling_mbps is None:
         return None
-    label, capable = hop.label, hop.capable_label
+    label, capable = hop.label.removesuffix(" link"), (hop.capable_label or "").removesuffix(" link") or None
     if capable and capable != label:
         same_speed = capable.rsplit(" ", 1)[0] == label.rsplit(" ", 1)[0]
         label += f" of {capable.rsplit(' ', 1)[1] if same_speed else capable}"
