@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from conftest import SMARTCTL_FIXTURES, SYSFS
+from test_json_schema import assert_valid
 
 from disksleuth.model.watch import WatchConfig
 from disksleuth.run.watch import watch_pass
@@ -257,3 +258,17 @@ def test_two_passes_at_once_never_queue_or_send_a_change_twice(tmp_path):
         assert [q.message for q in claim(store, "h", "x", 3.0)] == [message]
         assert claim(store, "h", "x", 3.0) == []  # the first sender has it
         assert len(claim(store, "h", "x", 3.0 + 7200)) == 1  # a sender that died an hour ago: sent again
+
+
+def test_test_notify_reaches_each_target_and_says_which_failed(cli, tmp_path, http_receiver):
+    closed = Receiver()
+    closed.close()
+    db = f"sqlite:///{tmp_path}/store.sqlite"
+    ok = f"json://127.0.0.1:{http_receiver.port}/hook"
+    res = cli("watch", "--test-notify", "--notify", ok, "--db", db, "--json")
+    assert res.code == 0 and [n["outcome"] for n in res.json()["notifications"]] == ["sent"]
+    assert_valid(res.json(), "watch_test")
+    assert [b["title"] for _, b in http_receiver.got] == [f"disksleuth on {socket.gethostname()}: test"]
+    res = cli("watch", "--test-notify", "--notify", ok, "--notify", f"json://127.0.0.1:{closed.port}/x", "--db", db)
+    assert res.code == 1 and res.out.startswith("sent: json://") and "\nfailed: json://" in res.out
+    assert cli("watch", "--test-notify", "--db", db).code == 2  # no target: a usage error

@@ -112,7 +112,7 @@ def _test_notify(args: argparse.Namespace, env: Environment, config: object) -> 
     else:
         for d in sent:
             say(f"{d.outcome}: {d.target}" + (f" ({d.error})" if d.error else ""))
-    return EXIT_OK if all(d.outcome == "sent" for d in sent) else 2
+    return EXIT_OK if all(d.outcome == "sent" for d in sent) else EXIT_FINDINGS  # said above, target by target
 
 
 def _schedule(args: argparse.Namespace) -> dict[str, str | None]:
