@@ -315,3 +315,18 @@ def test_capture_reads_back_with_the_same_card_and_no_serial(cli, tmp_path, tree
     assert back["name"] == name and back["card"] == live["card"]
     assert [f["code"] for f in back["findings"]] == codes
     assert back["serial"] != live["serial"] and live["serial"] not in json.dumps(back)
+
+
+def test_a_run_s_device_and_its_stored_form_carry_the_card_within_the_schema() -> None:
+    from disksleuth.doc.inventory import device_to_dict
+    from disksleuth.store.documents import without_serial
+
+    dev = read_device("mmcblk0", os.path.join(SYSFS, "sd_goodram_irdm_v30_a2"))
+    live = device_to_dict(dev, link_chain(dev.hops))
+    defs = load_schema()["$defs"]
+    Draft202012Validator({"$defs": defs, "$ref": "#/$defs/device_with_link"}).validate(live)
+    stored = {**without_serial(live), "serial_id": None, "serial_sha256": None}
+    Draft202012Validator({"$defs": defs, "$ref": "#/$defs/stored_device"}).validate(stored)
+    broken = {**stored, "card": {**stored["card"], "speed_class": "C10"}}
+    assert not Draft202012Validator({"$defs": defs, "$ref": "#/$defs/stored_device"}).is_valid(broken)
+    assert stored["card"]["classes"] == ["C10", "U3", "V30", "A2"] and "serial" not in stored
