@@ -368,6 +368,7 @@ def test_the_time_limit_thins_the_spread_and_still_finds_the_wrap() -> None:
         proc = subprocess.run(in_cgroup(procs, [*argv, "--max-time", "1"]), capture_output=True, text=True)
         took = time.monotonic() - started
     doc = json.loads(proc.stdout)
+    assert_verify_document(doc)
     assert proc.returncode == 1, proc.stderr
     assert doc["blocks_skipped"] > 100 and doc["usable_bytes"] == 16 * MIB, doc
     assert "left out to finish within 1 s" in " ".join(doc["notes"])
@@ -391,6 +392,7 @@ def test_ctrl_c_stops_cleanly_and_says_how_far_it_got() -> None:
         out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
     assert proc.returncode == 130, err
     doc = json.loads(out)
+    assert_verify_document(doc)
     assert not doc["complete"] and doc["stopped"].startswith("interrupted while writing: ")
     assert 0 < doc["blocks_written"] < doc["blocks_planned"]
     assert doc["usable_bytes"] is None and doc["findings"] == []  # nothing read back: nothing claimed
