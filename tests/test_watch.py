@@ -330,3 +330,31 @@ def test_a_reading_a_watch_pass_kept_is_a_valid_health_reading():
         "device": "sda", "host": "h", "drive_key": "k", "serial_id": None, "model": None, "counters": {},
     }  # fmt: skip
     assert is_valid(reading, "health_reading")
+
+
+def test_the_newest_benchmarks_baseline_verdict_is_watched(cli, tmp_path):
+    """On the live machine, the newest stored run of each drive brings its slower_than_usual (its verdict against
+    the drive's own past runs): a real stored run of vda, given that finding, is told once."""
+    import socket
+    import sqlite3
+
+    from conftest import DATA
+
+    from disksleuth.probe.block import list_devices
+
+    path = tmp_path / "store.sqlite"
+    assert cli("import", os.path.join(DATA, "store", "real-runs-export.json"), "--db", str(path)).code == 0
+    with sqlite3.connect(path) as con:
+        (run_id,) = con.execute("SELECT MAX(id) FROM runs WHERE device_name = 'vda'").fetchone()
+        con.execute("UPDATE runs SET hostname = ? WHERE id = ?", (socket.gethostname(), run_id))
+        con.execute(
+            "INSERT INTO findings (run_id, code, severity, message, evidence_json, hint) VALUES (?, ?, ?, ?, ?, ?)",
+            (run_id, "slower_than_usual", "warn", "RND4K read 20% under its median", "{}", "look"),
+        )
+    if not any(d.name == "vda" for d in list_devices("/")):
+        pytest.skip("this machine has no vda (the drive of the stored run)")
+    first = cli("watch", "--db", str(path), "--json")
+    changes = [(c["kind"], c["device"], c["code"]) for c in first.json()["changes"]]
+    assert first.code == 1 and changes == [("new", "vda", "slower_than_usual")]
+    assert f"run #{run_id}: RND4K read 20% under its median" in first.json()["changes"][0]["message"]
+    assert cli("watch", "--db", str(path), "--json").json()["changes"] == []
