@@ -330,3 +330,16 @@ def test_a_run_s_device_and_its_stored_form_carry_the_card_within_the_schema() -
     broken = {**stored, "card": {**stored["card"], "speed_class": "C10"}}
     assert not Draft202012Validator({"$defs": defs, "$ref": "#/$defs/stored_device"}).is_valid(broken)
     assert stored["card"]["classes"] == ["C10", "U3", "V30", "A2"] and "serial" not in stored
+
+
+@pytest.mark.parametrize(
+    ("release", "cmdq_en", "queue_used", "cache_used"),
+    [("6.1.0-21-arm64", None, False, True), ("5.10.0-28-arm64", None, False, False),
+     ("6.6.51+rpt-rpi-2712", None, None, True), ("6.6.62-v8-16k+", "1", True, True), ("junk", None, False, None)],
+)  # fmt: skip
+def test_whether_this_kernel_runs_an_a2_cards_queue_and_cache(release, cmdq_en, queue_used, cache_used) -> None:
+    card = decode_card(
+        CardRegisters(card_type="SD", ssr=_ssr(speed=4, uhs=3, app=2, perf=0b11111_1_0_0), kernel_release=release,
+                      cmdq_en=cmdq_en)
+    )  # fmt: skip
+    assert (card.command_queue_used, card.cache_used) == (queue_used, cache_used)

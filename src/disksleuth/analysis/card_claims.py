@@ -126,7 +126,7 @@ def card_claim_unmet(
 
 
 def _host_use_words(card: Card) -> str:
-    cq = "runs" if card.command_queue_used else "does not run"
+    cq = {True: "runs", False: "does not run", None: "may not run"}[card.command_queue_used]
     cache = {True: "uses", False: "does not use", None: "may not use"}[card.cache_used]
     return f"{cq} the card's command queue and {cache} its cache"
 

@@ -79,10 +79,12 @@ CAP2_HS200 = (1 << 5) | (1 << 6)
 CAP2_HS400 = (1 << 15) | (1 << 16)
 # EXT_CSD DEVICE_TYPE (byte 196): bit 1 HS 52 MHz, 2-3 DDR52, 4-5 HS200, 6-7 HS400.
 _DEVICE_TYPE_MODES = ((0xC0, "mmc HS400"), (0x30, "mmc HS200"), (0x0C, "mmc DDR52"), (0x02, "mmc high-speed"))
-# Mainline Linux turns on an SD card's cache since 5.13 ("mmc: core: Add support for cache ctrl for SD
-# cards"); it reads the card's command queue support but never runs it (only Raspberry Pi's 6.6+ kernels do,
-# for an allow-list of cards on a Pi 5), so A2's queued figures are out of reach of a mainline kernel.
-SD_CACHE_KERNEL = (5, 13)
+# Mainline Linux turns on an SD card's cache since 5.14 (Ulf Hansson's SD extension-register series of May 2021,
+# "mmc: core: Add support for cache ctrl for SD cards"); it reads the card's command queue support but never
+# runs it (only Raspberry Pi's 6.6+ kernels do, for an allow-list of cards on a Pi 5: there it is unknown),
+# so A2's queued figures are out of reach of a mainline kernel. A 5.13 kernel is said not to use the cache:
+# which release took the series is the one fact here not checked against the kernel's own history.
+SD_CACHE_KERNEL = (5, 14)
 
 MAX_TEXT = 4096  # the longest register text (ext_csd: 1,024 hex digits) with room to spare
 
@@ -386,8 +388,12 @@ def _sd_host_use(regs: CardRegisters, fields: dict[str, object]) -> None:
         release = parse_kernel_release(regs.kernel_release)
         fields["cache_used"] = release >= SD_CACHE_KERNEL if release else None
     if fields.get("command_queue"):
-        # Raspberry Pi's kernels that run SD command queueing show it as cmdq_en like eMMC; mainline has none.
-        fields["command_queue_used"] = (regs.cmdq_en or "").strip() == "1"
+        if regs.cmdq_en is not None:  # a kernel that says so (eMMC's attribute)
+            fields["command_queue_used"] = regs.cmdq_en.strip() == "1"
+        elif "rpi" in (regs.kernel_release or "") or (regs.kernel_release or "").endswith(("-v8+", "-v8-16k+")):
+            fields["command_queue_used"] = None  # Raspberry Pi kernels run it for some cards, and do not say which
+        else:
+            fields["command_queue_used"] = False  # mainline reads the support and never runs it
 
 
 def _decode_mmc(regs: CardRegisters, fields: dict[str, object], notes: list[str], block_size: int | None) -> None:
