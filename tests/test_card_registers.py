@@ -232,6 +232,8 @@ def test_any_register_text_decodes_or_notes(kind, cid, csd, scr, ssr, life, eol,
     assert card.video_class in (None, 0, 6, 10, 30, 60, 90)
     assert card.life_time_a is None or 0 <= card.life_time_a <= 0x0B
     assert all(len(n) < 300 for n in card.notes)
+    assert card.timing is None or (len(card.timing) <= 64 and card.timing.isprintable())
+    assert card.product is None or card.product.isprintable()
 
 
 def test_huge_register_text_is_refused_quickly() -> None:

@@ -259,7 +259,8 @@ def decode_card(regs: CardRegisters, block_size_bytes: int | None = None) -> Car
     timing, clock, width = _parse_ios(regs.ios)
     caps = _small_int(regs.host_caps)
     caps2 = _small_int(regs.host_caps2)
-    fields["timing"] = _timing_name(timing) or timing
+    # A name this version does not know (a newer kernel's "sd uhs2 ...") is kept, cut short and printable only.
+    fields["timing"] = _timing_name(timing) or (timing[:64] if timing and timing[:64].isprintable() else None)
     fields["clock_hz"] = clock
     fields["bus_width_bits"] = width
     fields["host_max_timing"] = host_best_mode(caps, caps2, kind)
