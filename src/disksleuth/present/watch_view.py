@@ -108,23 +108,23 @@ def render_watch(outcome: WatchOutcome) -> None:
             codes += f" (as last pass: {d.not_read})"
         table.add_row(Text(d.device), Text(d.model or "-"), Text(worst_severity(found)), Text(codes))
     noun = "drive" if len(outcome.state.drives) == 1 else "drives"
-    out.print(Text(f"watch on {outcome.hostname}: {len(outcome.state.drives)} {noun}"), soft_wrap=True)
+    out.print(Text(f"watch on {outcome.hostname}: {len(outcome.state.drives)} {noun}"), soft_wrap=not out.is_terminal)
     if outcome.state.drives:
         out.print(table)
     told = [c for c in outcome.changes if not c.muted]
     if not outcome.changes:
         word = "first pass: nothing at warn or critical" if outcome.previous_at_s is None else "no change"
-        out.print(Text(f"Changes: none ({word})"), soft_wrap=True)
+        out.print(Text(f"Changes: none ({word})"), soft_wrap=not out.is_terminal)
     for c in outcome.changes:
-        out.print(Text(("  muted: " if c.muted else "  ") + change_line(c)), soft_wrap=True)
+        out.print(Text(("  muted: " if c.muted else "  ") + change_line(c)), soft_wrap=not out.is_terminal)
     for n in outcome.deliveries:
         line = f"  {n.outcome}: {n.title} -> {n.target}" + (f" ({_safe(n.error)})" if n.error else "")
         if n.created_at_s is not None and n.created_at_s < outcome.at_s - 1:
             line += f" [kept from the pass of {dt.datetime.fromtimestamp(n.created_at_s):%Y-%m-%d %H:%M}]"
-        out.print(Text(line), soft_wrap=True)
+        out.print(Text(line), soft_wrap=not out.is_terminal)
     if told and not outcome.deliveries:
-        out.print(Text("Nothing sent: no --notify URL and no notify list in --config"), soft_wrap=True)
+        out.print(Text("Nothing sent: no --notify URL and no notify list in --config"), soft_wrap=not out.is_terminal)
     for device, what in outcome.self_tests:
-        out.print(Text(f"self-test {device}: {what}"), soft_wrap=True)
+        out.print(Text(f"self-test {device}: {what}"), soft_wrap=not out.is_terminal)
     for note in outcome.notes:
-        out.print(Text(f"Note: {note}"), soft_wrap=True)
+        out.print(Text(f"Note: {note}"), soft_wrap=not out.is_terminal)
