@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import pytest
 from conftest import DATA, SAMPLE_RUN, SMARTCTL_FIXTURES, SYSFS, needs_fio
+from fakecards import short_card
 from test_contract import command_paths
 
 from disksleuth.cli import main
@@ -75,6 +76,7 @@ class Inputs:
     tmp: str
     shm: str
     store: str  # a sqlite file: runs 1-4 from real-runs-export.json, 5 standard-budget, 6 sample_run, 7 members
+    card: str = ""  # a fake card (tests/fakecards.short_card) that `verify` writes across
 
     def store_copy(self) -> str:
         """A store of this test's own, for commands that change it."""
@@ -113,7 +115,8 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Inputs]:
         members = os.path.join(DATA, "store", "members-loops-export.json")
         for export in (os.path.join(DATA, "store", "real-runs-export.json"), single, members):
             _quiet_main("import", export, "--db", f"sqlite:///{store}")
-        yield Inputs(tmp, shm, store)
+        with short_card(claimed_mib=32, real_mib=8) as card:
+            yield Inputs(tmp, shm, store, card)
     finally:
         subprocess.run(["rm", "-rf", shm], check=False)
 
@@ -178,6 +181,7 @@ def _show_against_a_baseline(i: Inputs) -> list[list[str]]:
 
 
 CASES = [
+    Case(("verify",), "short_card", lambda i: [["verify", i.card, "--destructive", "--yes", "--quick"]]),
     Case(("list",), "every_tree", lambda _: [["list", "--sysfs-root", t] for t in TREES]),
     Case(("list",), "every_tree_all", lambda _: [["list", "--all", "--sysfs-root", t] for t in TREES]),
     Case(("links",), "every_tree", lambda _: [["links", "--sysfs-root", t] for t in TREES]),
