@@ -48,6 +48,9 @@ def test_at_card_speeds_every_figure_holds_the_cap_and_mbps_is_iops_times_block_
             assert proc.returncode == findings_exit(out), err
             docs[cap_mbps] = json.loads(out)
     for cap_mbps, doc in docs.items():
+        for t in doc["tests"]:  # shown when an assertion fails
+            print(cap_mbps, t["id"], t["read_mbps"], t["ci95_pct"], [p["read_mbps"] for p in t["series"]])
+    for cap_mbps, doc in docs.items():
         _holds_the_cap(doc, cap_mbps)
 
 
@@ -56,20 +59,21 @@ def _holds_the_cap(doc: dict, cap_mbps: int) -> None:
         mbps, iops = t["read_mbps"], t["read_iops"]
         said = f"{t['id']} at {cap_mbps} MB/s: {mbps} MB/s, {iops} IOPS, ±{t['ci95_pct']}%"
         assert mbps == pytest.approx(iops * t["bs_bytes"] / 1e6, rel=0.01), said
-        # Tests of small blocks keep fio's totals (thousands of requests a window, no per-request log): once in
-        # six runs RND4K read 51.96 MB/s ±2.35% at 50 (issue 37, still open for them); within 5% here.
-        allowed_pct = max(3.0, t["ci95_pct"] or 0.0) if t["rate_basis"] == "completions" else 5.0
+        # Every test's figure from completed requests, small blocks too (from fio's counts of them, issue 37):
+        # RND4K read once read 51.96 MB/s ±2.35% at 50 from fio's totals.
+        allowed_pct = max(3.0, t["ci95_pct"] or 0.0)
+        assert t["rate_basis"] in ("completions", "completed_counts"), said
         assert abs(mbps - cap_mbps) / cap_mbps * 100 <= allowed_pct, said
         assert t["completed_ios"] > 0 and t["window_s"] > 0, t
+        # The series from the same accounting: no point above a cap that held, by more than the figure may be
+        # (fio's status documents made one of 76 MB/s under a 50 MB/s cap), its times in order.
+        points = [p["read_mbps"] for p in t["series"]]
+        assert points and max(points) <= cap_mbps * (1 + allowed_pct / 100), (said, points)
+        assert [p["t_s"] for p in t["series"]] == sorted({p["t_s"] for p in t["series"]})
         if t["bs_bytes"] == MIB:
             assert t["rate_basis"] == "completions", said
             # The window holds MIN_COMPLETIONS requests or says why not: at these rates quick's 3 s run out first.
             if t["completed_ios"] < MIN_COMPLETIONS:
                 assert any(f"{t['completed_ios']} requests completed in its" in n for n in t["notes"]), t["notes"]
-            # The series from the same completions: no point far above a cap that held (fio's status documents
-            # made one of 76 MB/s under a 50 MB/s cap), its times in order.
-            points = [p["read_mbps"] for p in t["series"]]
-            assert points and max(points) <= cap_mbps * 1.1, points
-            assert [p["t_s"] for p in t["series"]] == sorted({p["t_s"] for p in t["series"]})
             # The recorded command reruns the same job: no log of ours in it.
             assert "--write_lat_log" not in t["fio_command"] and "--bs=1048576" in t["fio_command"]

@@ -34,9 +34,9 @@ MIN_COMPLETIONS = 100
 # smaller ones hold thousands of requests in any window, where an edge is lost in the count.
 PER_IO_LOG_MIN_BS = 128 * 1024
 
-# A point of the series holds at least this many requests: one more or less in it then moves it by 5% at most
+# A point of the series holds at least this many requests: one more or less in it then moves it by 3% at most
 # (blk-throttle's 100 ms slices held four or five 1 MiB reads at 50 MB/s: 39-55 MB/s as points of one slice).
-SERIES_MIN_IOS = 20
+SERIES_MIN_IOS = 34
 
 COMPLETIONS = "completions"  # rate_basis: from the per-request log
 # rate_basis of smaller blocks: fio's completed-request counts in its status documents (see counted_window).
@@ -243,7 +243,7 @@ def counted_window(samples: Sequence[StatusSample], bs_bytes: int, ramp_s: float
     start = confidence.reset_index(samples, ramp_s)
     if start is None or bs_bytes <= 0:
         return None
-    docs = [s for s in samples[start:] if s.timestamp_ms is not None]
+    docs = _running(samples[start:])
     if len(docs) < 2 or docs[-1].timestamp_ms == docs[0].timestamp_ms:
         return None
     base = docs[0]
@@ -273,7 +273,7 @@ def counted_series(
     start = confidence.reset_index(samples, ramp_s)
     if start is None or bs_bytes <= 0:
         return ()
-    docs = [s for s in samples[start:] if s.timestamp_ms is not None]
+    docs = _running(samples[start:])
     least_ms = 1000 * max(interval_s, SERIES_MIN_S)
     out: list[SeriesPoint] = []
     a = prev_a = 0
@@ -301,3 +301,13 @@ def counted_series(
         )
         prev_a, a = a, b
     return tuple(out)
+
+
+def _running(samples: Sequence[StatusSample]) -> list[StatusSample]:
+    """The documents with fio's timestamps up to the one where its runtime stopped: fio goes on printing documents
+    while its job ends (the same bytes, later timestamps), and they would count time with no requests in it."""
+    docs = [s for s in samples if s.timestamp_ms is not None]
+    end = len(docs)
+    while end > 1 and docs[end - 1].runtime_ms is not None and docs[end - 1].runtime_ms == docs[end - 2].runtime_ms:
+        end -= 1
+    return docs[:end]
