@@ -358,3 +358,12 @@ def test_the_newest_benchmarks_baseline_verdict_is_watched(cli, tmp_path):
     assert first.code == 1 and changes == [("new", "vda", "slower_than_usual")]
     assert f"run #{run_id}: RND4K read 20% under its median" in first.json()["changes"][0]["message"]
     assert cli("watch", "--db", str(path), "--json").json()["changes"] == []
+
+
+def test_the_heartbeat_says_all_well_or_names_what_is_not():
+    from disksleuth.present.watch_view import heartbeat_text
+
+    assert heartbeat_text("h", 3, []) == ("disksleuth on h: all well", "Still watching 3 drives on h, all well.")
+    assert heartbeat_text("h", 1, ["sda media_errors"])[1] == (
+        "Still watching 1 drive on h; at warn or critical: sda media_errors."
+    )
