@@ -162,7 +162,7 @@ def test_building_the_package_gives_no_metadata_warning(tmp_path):
     """A real build, as pip does it in quickstart (isolated, with the newest setuptools from the index)."""
     pkg = tmp_path / "pkg"
     pkg.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):  # pyproject's license-files names LICENSE
         shutil.copy(os.path.join(REPO, name), pkg)
     shutil.copytree(SRC, pkg / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(tmp_path / "out"), str(pkg)]

@@ -182,6 +182,11 @@ def _show_against_a_baseline(i: Inputs) -> list[list[str]]:
 
 CASES = [
     Case(("verify",), "short_card", lambda i: [["verify", i.card, "--destructive", "--yes", "--quick"]]),
+    Case(("completion",), "every_shell", lambda _: [["completion", s] for s in ("bash", "zsh", "fish")]),
+    Case(("completion", "bash"), "bash", lambda _: [["completion", "bash"]]),
+    Case(("completion", "zsh"), "zsh", lambda _: [["completion", "zsh"]]),
+    Case(("completion", "fish"), "fish", lambda _: [["completion", "fish"]]),
+    Case(("manpage",), "page", lambda _: [["manpage"]]),
     Case(("list",), "every_tree", lambda _: [["list", "--sysfs-root", t] for t in TREES]),
     Case(("list",), "every_tree_all", lambda _: [["list", "--all", "--sysfs-root", t] for t in TREES]),
     Case(("links",), "every_tree", lambda _: [["links", "--sysfs-root", t] for t in TREES]),
