@@ -23,7 +23,7 @@ HERE = os.path.join(os.path.dirname(__file__), "data", "pastes", "lspci-wrapped"
 NVME = os.path.join(HERE, "linux-pci-2021-08-13-rajatja-nvme-a808-wrapped.txt")
 SATA = os.path.join(HERE, "linux-ide-2025-05-06-mjkorhon-sata-asm1062-wrapped.txt")
 XP941 = os.path.join(HERE, "linux-pci-2021-09-13-davej-xp941-x2-of-x4.txt")
-FAST = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+FAST = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 
 
 def _read(path: str) -> str:

@@ -62,6 +62,9 @@ SLOTS_HINT = (
 )
 
 
+MAX_SLOTS_SHOWN = 64  # a big server has ~20 slots; a paste of thousands is shown in part, all in --json
+
+
 def _cell(value: object, width: int) -> str:
     text = "-" if value is None or value == "" else str(value)
     return text if len(text) <= width else text[: width - 1] + "…"
@@ -75,19 +78,21 @@ def _render_slots(table: Any) -> None:
     out.print(f"[bold]System slots (dmidecode type 9{safe_text(version)})[/bold]")
     if slots:
         _say(f"  {'designation':<29} {'type':<18} {'width':<5} {'usage':<10} bus address", "dim")
-    for sl in slots:
+    for sl in slots[:MAX_SLOTS_SHOWN]:
         width = sl.width_name or (f"x{sl.width_lanes}" if sl.width_lanes else None)
         _say(
             f"  {_cell(sl.designation, 29):<29} {_cell(sl.type_name, 18):<18} {_cell(width, 5):<5} "
             f"{_cell(sl.current_usage, 10):<10} {_cell(sl.bus_address, 12)}"
         )
+    if len(slots) > MAX_SLOTS_SHOWN:
+        _say(f"  ... and {len(slots) - MAX_SLOTS_SHOWN:,} more (--json lists them all)", "dim")
     if not slots:
         _say("  (no System Slots record)", "dim")
     if onboard:
         out.print()
         out.print("[bold]Onboard devices (dmidecode types 10 and 41)[/bold]")
         _say(f"  {'designation':<32} {'type':<16} {'enabled':<8} {'bus address':<12}", "dim")
-        for o in onboard:
+        for o in onboard[:MAX_SLOTS_SHOWN]:
             _say(
                 f"  {_cell(o.designation, 32):<32} {_cell(o.type_name, 16):<16} {'yes' if o.enabled else 'no':<8} "
                 f"{_cell(o.bus_address, 12):<12}"

@@ -237,9 +237,14 @@ def _wrappable(text: str) -> bool:
 def _cut_before(piece: str, text: str) -> bool:
     """Whether `piece` (one line as pasted) ends where a wrap at 72-80 columns would have broken it, `text` being
     the next line: the next line's first word did not fit after it."""
+    length = len(piece)
+    if length > WRAP_MAX_CHARS + 8 or length + 1 + WRAP_MAX_CHARS <= WRAP_MIN_COLUMNS:
+        return False
     length = len(piece.rstrip())
     if not 0 < length <= WRAP_MAX_CHARS:
         return False
+    if length + 1 + len(text) <= WRAP_MIN_COLUMNS:
+        return False  # the whole next line would have fitted
     space = text.find(" ", 0, WRAP_MAX_CHARS)
     first_word = space if space >= 0 else min(len(text), WRAP_MAX_CHARS)
     return length + 1 + first_word > WRAP_MIN_COLUMNS
@@ -315,13 +320,20 @@ def _join_wrapped(lines: list[PasteLine]) -> list[PasteLine]:
     return out
 
 
+_HEX = frozenset("0123456789abcdefABCDEF")
+_STARTS_FIRST = frozenset("s=#H-+\\|[{NLlSf/T0123456789")
+
+
 def _lspci_tail(prev: str, text: str) -> bool:
-    """A line at the margin that continues the cut line above it in lspci output."""
-    if not _cut_before(prev, text) or text.startswith("$ "):
+    """A line at the margin that continues the cut line above it in lspci output: no longer than a wrap leaves (a
+    longer remainder would have been wrapped again), no field, no device header, no other command's start."""
+    if len(text) > WRAP_MAX_CHARS or not _cut_before(prev, text) or text.startswith("$ "):
         return False
-    if _LSPCI_FIELD.match(text, 0, 64) or _LSPCI_HEADER.match(text, 0, MAX_LINE_CHARS):
+    if _LSPCI_FIELD.match(text, 0, 64) or (text[0] in _HEX and _LSPCI_HEADER.match(text, 0, MAX_LINE_CHARS)):
         return False
-    return _start_kind(text) is None
+    # Every other command's first line (_STARTS) holds a colon or starts with one of these; a tail without either
+    # needs no look at the eighteen patterns.
+    return (":" not in text and text[0] not in _STARTS_FIRST) or _start_kind(text) is None
 
 
 def _lnk_tail(prev: str, text: str) -> bool:
