@@ -7,6 +7,7 @@ tests/data/pastes/). The downgraded XP941 link there was posted unwrapped; it is
 
 from __future__ import annotations
 
+import glob
 import os
 import textwrap
 import time
@@ -16,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from disksleuth.model.paste import PasteLine
+from disksleuth.probe.lspci_text import parse_lspci_vv
 from disksleuth.probe.paste_text import _join_wrapped, normalise, read_paste
 from disksleuth.run.paste import explain_paste
 
@@ -35,7 +37,10 @@ def _wrap(text: str, width: int, quote: str = "") -> str:
     """Each line wrapped as a mail client does: at the last space before `width`, the rest at the margin."""
     out = []
     for line in text.splitlines():
-        parts = textwrap.wrap(line, width - len(quote), break_long_words=False, break_on_hyphens=False) or [""]
+        parts = textwrap.wrap(
+            line, width - len(quote), break_long_words=False, break_on_hyphens=False, expand_tabs=False,
+            replace_whitespace=False,
+        ) or [""]  # fmt: skip
         out.extend(quote + p if quote or p else p for p in parts)
     return "\n".join(out) + "\n"
 
@@ -172,3 +177,31 @@ def test_joiner_is_linear() -> None:
     small = min(_time_join(15_000) for _ in range(3))
     large = min(_time_join(60_000) for _ in range(3))
     assert large < 4 * small * 2.5, (small, large)
+
+
+# --- the corpus, wrapped ---------------------------------------------------------------------------------------
+
+CORPUS_LSPCI = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "data", "paste", "lspci", "*.txt")))
+
+
+def _storage_links(text: str) -> dict[str, tuple[object, ...]]:
+    out = {}
+    for s in read_paste(text).sections:
+        if s.kind == "lspci":
+            for p in parse_lspci_vv(s.text, s.first_line):
+                if p.fn.class_code is not None and p.fn.class_code >> 16 == 1:
+                    out[p.fn.bdf] = (p.fn.speed_gtps, p.fn.width, p.fn.max_speed_gtps, p.fn.max_width)
+    return out
+
+
+def test_every_corpus_lspci_reads_the_same_wrapped() -> None:
+    """The 31 real `lspci -vv` dumps of tests/data/paste/lspci (18 with a storage link below its LnkCap), wrapped
+    at 78 columns and quoted at 72: every storage function's link as unwrapped. The old normaliser misread 92 of
+    these 124 wrappings (78/72, quoted or not) and lost all 18 downgraded links at 78 columns."""
+    assert len(CORPUS_LSPCI) >= 30
+    for path in CORPUS_LSPCI:
+        text = _read(path)
+        base = _storage_links(text)
+        assert base, path
+        for width, quote in ((78, ""), (72, "> ")):
+            assert _storage_links(_wrap(text, width, quote)) == base, (path, width, quote)
