@@ -84,6 +84,15 @@ def test_a_drive_without_a_self_test_for_a_month_is_said() -> None:
     assert not [f for f in health_findings(recent) if f.code == "self_test_overdue"]
 
 
+def test_an_empty_log_on_a_drive_that_ran_for_years_is_said() -> None:
+    # "No self-tests have been logged."
+    health = _text_health(SELFTEST / "linuxhw-ata-HDN721010ALE604-F8E1CFC996DE.txt")
+    f = next(f for f in health_findings(health) if f.code == "self_test_overdue")
+    assert f.severity == "info" and "log is empty" in f.message and "32,508 power-on hours" in f.message
+    # A new drive (a week of running) is not asked for one yet.
+    assert not [f for f in health_findings(replace(health, power_on_hours=168)) if f.code == "self_test_overdue"]
+
+
 def test_json_self_test_log_and_polling_minutes_from_a_real_capture() -> None:
     health = parse_smartctl_json((DATA / "smartctl-x" / "scrutiny-smart-ata-full.json").read_text())
     assert health.self_test_minutes == {"short": 2, "extended": 85}

@@ -41,6 +41,9 @@ HINT_FAILED_OLDER_SHORT = (
 )
 HINT_FAILED_OLDER = "Keep backups current and watch the pending and reallocated sector counts; the failure may return."
 OVERDUE = "No self-test in the last {hours:,} power-on hours (about {days:,} days of running); the newest: {kind}."
+NEVER = (
+    "The drive's self-test log is empty: no self-test in its {hours:,} power-on hours (about {days:,} days of running)."
+)
 HINT_OVERDUE = (
     "Run `disksleuth health DEV --self-test short` now and a long one monthly (disksleuth watch can schedule both)."
 )
@@ -176,8 +179,17 @@ def overdue_finding(health: Health) -> Finding | None:
     if running_test(health) is not None:
         return None
     done = [t for t in self_test_log(health) if not t.in_progress]
+    hours = health.power_on_hours
     if not done:
-        return None
+        if not health.self_test_log_read or hours is None or hours < OVERDUE_HOURS:
+            return None  # no log in this output, or a drive too new to ask
+        return Finding(
+            code="self_test_overdue",
+            severity="info",
+            message=NEVER.format(hours=hours, days=hours // 24),
+            evidence={"age_hours": None, "kind": None, "test_power_on_hours": None, "power_on_hours": hours},
+            hint=HINT_OVERDUE,
+        )
     newest = done[0]
     age = self_test_age_hours(health, newest)
     if age is None or age < OVERDUE_HOURS:

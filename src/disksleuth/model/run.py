@@ -223,6 +223,7 @@ class Health:
     # NVMe EDSTT for "extended".
     self_test_minutes: Mapping[str, int] = field(default_factory=dict)
     data_written_bytes: int | None = None  # host writes over the drive's life (NVMe data units, ATA 241 / statistics)
+    self_test_log_read: bool = False  # the output held a self-test log, even an empty one
     data_read_bytes: int | None = None
     # Issue 38: the drive's error log summarised, and its rotation rate (0: solid state) for temperature defaults.
     error_log: ErrorLog | None = None

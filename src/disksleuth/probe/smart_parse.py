@@ -28,7 +28,12 @@ from disksleuth.probe.drivedb import attribute_preset, first_word
 from disksleuth.probe.error_logs import parse_error_log
 from disksleuth.probe.smart_attributes import parse_attributes, parse_latest_self_test
 from disksleuth.probe.smart_data_units import data_bytes
-from disksleuth.probe.smart_selftests import parse_running_self_test, parse_self_test_log, parse_self_test_minutes
+from disksleuth.probe.smart_selftests import (
+    has_self_test_log,
+    parse_running_self_test,
+    parse_self_test_log,
+    parse_self_test_minutes,
+)
 
 # The most of a saved `smartctl --json` file read (health --from-smartctl). `-x` output is tens of KiB
 # (the captures here are at most 14 KB); a drive with full error and self-test logs stays well under 1 MiB.
@@ -341,6 +346,7 @@ def health_from_smartctl_doc(doc: dict[str, Any]) -> Health:
         attributes=parse_attributes(doc),
         self_test=parse_running_self_test(doc) or parse_latest_self_test(doc),
         self_tests=parse_self_test_log(doc),
+        self_test_log_read=has_self_test_log(doc),
         self_test_minutes=parse_self_test_minutes(doc),
         data_written_bytes=data_bytes(doc, "write"),
         data_read_bytes=data_bytes(doc, "read"),

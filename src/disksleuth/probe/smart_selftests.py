@@ -200,3 +200,8 @@ def parse_start_output(text: str) -> StartOutput:
             n = int(m.group(1))
             minutes = n if m.group(2) == "minutes" else max(1, round(n / 60))
     return StartOutput(outcome, minutes, remaining, said)
+
+
+def has_self_test_log(doc: dict[str, Any]) -> bool:
+    """The output held the drive's self-test log, even an empty one (ATA `count: 0`, NVMe without a table)."""
+    return isinstance(doc.get("ata_smart_self_test_log"), dict) or isinstance(doc.get("nvme_self_test_log"), dict)

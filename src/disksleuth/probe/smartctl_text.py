@@ -188,6 +188,9 @@ def parse_smartctl_text(text: str, device: str | None = None, first_line: int = 
         if stripped.startswith("Num  Test_Description"):
             in_self_test = True
             continue
+        if stripped.startswith("No self-tests have been logged"):  # ataprint.cpp: the log read, and empty
+            doc.setdefault("ata_smart_self_test_log", {"standard": {"count": 0}})
+            continue
         if in_self_test:
             entry = _self_test_row(line)
             if entry is not None:
