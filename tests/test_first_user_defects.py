@@ -142,3 +142,52 @@ def test_3_the_stand_in_covers_the_private_directory_form_and_leaves_other_files
     )
     mine = "fio --name=a --filename=/data/mine.img --rw=read"
     assert with_scratch_stand_in(mine) == (mine, None)
+
+
+def _tagged_docs() -> list[dict]:
+    """The real x1-to-x4 pair (one drive, BIOS slot mode changed between them), tagged and noted as people do."""
+    import json
+
+    with open("tests/data/store/x1-to-x4-export.json") as fh:
+        docs = json.load(fh)["runs"]
+    for n, (doc, tag, note) in enumerate(
+        zip(docs, ("before", "after"), ("slot at x1 (BIOS default)", "BIOS set to x4"), strict=True)
+    ):
+        doc["run"]["id"], doc["run"]["tags"], doc["run"]["note"] = n + 1, [tag], note
+    return docs
+
+
+def test_2_compare_and_report_name_each_runs_tag_and_note(cli, tmp_path):
+    """Before: compare's headers were '#1 Samsung SSD 970 EVO Plus 250GB' for both runs of the drive; the report's
+    chart legends and its overview said nothing of `before`/`after`."""
+    import json
+
+    from disksleuth.analysis.compare import compare
+    from disksleuth.present.compare_view import to_markdown
+    from disksleuth.present.report import _runs_table, series_label
+
+    docs = _tagged_docs()
+    header = to_markdown(compare(docs)).splitlines()[0]
+    assert '#1 Samsung SSD 970 EVO Plus 250GB [before] "slot at x1 (BIOS default)"' in header
+    assert '#2 Samsung SSD 970 EVO Plus 250GB [after] "BIOS set to x4"' in header
+    assert series_label(docs[1]) == '#2 Samsung SSD 970 EVO Plus 250GB [after] "BIOS set to x4"'  # chart legends
+    overview = _runs_table(docs)
+    assert "<th>tags</th><th>note</th>" in overview
+    assert "<td>before</td><td>slot at x1 (BIOS default)</td>" in overview and "<td>after</td>" in overview
+
+    export = tmp_path / "tagged.json"
+    export.write_text(json.dumps({"schema": "disksleuth/1", "runs": docs}))
+    db = str(tmp_path / "s.db")
+    assert cli("import", str(export), "--db", db).code == 0
+    text = cli("compare", "1", "2", "--db", db)  # the terminal table: a tag in brackets is no markup
+    assert text.code == 0 and "[before]" in text.out and "[after]" in text.out, text.out
+
+
+def test_13_the_reports_caveats_say_each_thing_once():
+    """Before: 'Not within ±3%: SEQ1M_Q8T1_read, ... did not reach ±3%' and then each test's own 'did not reach ±3%
+    in the time it had' note; and 'Skipped: skipped write tests'."""
+    from disksleuth.present.report import _caveats
+
+    caveats = _caveats(_tagged_docs()[0])
+    assert caveats.count("did not reach ±3%") == 1, caveats
+    assert "Skipped:</b> write tests: SEQ1M_Q8T1_write" in caveats and "skipped write" not in caveats

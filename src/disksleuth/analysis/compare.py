@@ -95,10 +95,22 @@ class Comparison:
     paths: tuple[PairDiff, ...] = ()
 
 
+NOTE_IN_LABEL_CHARS = 60  # a longer note is cut in a label (show has it whole)
+
+
 def run_label(doc: dict[str, Any]) -> str:
+    """'#ID device [tags] "note"': the tags and the note (`before`/`after`) are what tell runs of one device apart."""
     run = doc["run"]
     device = (doc.get("device") or {}).get("model") or run.get("device") or run.get("target")
-    return f"#{run['id']} {device}"
+    label = f"#{run['id']} {device}"
+    tags = [str(t) for t in run.get("tags") or () if str(t)]
+    if tags:
+        label += f" [{', '.join(tags)}]"
+    note = " ".join(str(run.get("note") or "").split())
+    if note:
+        cut = note if len(note) <= NOTE_IN_LABEL_CHARS else note[: NOTE_IN_LABEL_CHARS - 1] + "…"
+        label += f' "{cut}"'
+    return label
 
 
 def _tests_by_id(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:

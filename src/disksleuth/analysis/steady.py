@@ -19,6 +19,9 @@ TOLERANCE_PCT = 5.0
 CLIFF_PCT = 20.0
 
 
+NOT_REACHED = "did not reach"  # how a test's note starts when it ran out of time before its interval was sure
+
+
 def spread_pct(values: Sequence[float]) -> float | None:
     """(max - min) / mean of the values, in percent."""
     if len(values) < 2:
@@ -97,7 +100,7 @@ def annotate(
     if adaptive and not settled:
         target_txt = f" ±{target_pct:g}%" if target_pct is not None else ""
         have = f"; its interval is ±{ci:.1f}%" if ci is not None else ""
-        notes.append(f"did not reach{target_txt} in the time it had{have}")
+        notes.append(f"{NOT_REACHED}{target_txt} in the time it had{have}")
     cliff = burst_and_sustained(per_second)
     burst = sustained = None
     if cliff:

@@ -22,6 +22,7 @@ from typing import Any
 from disksleuth.analysis.aer import stored_aer_lines
 from disksleuth.analysis.baseline import History
 from disksleuth.analysis.compare import run_label
+from disksleuth.analysis.steady import NOT_REACHED
 from disksleuth.doc.card import card_lines
 from disksleuth.doc.run import is_limited, is_memory_backed, limited_tests
 from disksleuth.present.charts import (
@@ -620,6 +621,11 @@ def _tests_table(doc: dict[str, Any]) -> str:
     return "".join(rows)
 
 
+def _without_skipped_word(note: str) -> str:
+    """'skipped write tests: X' under the heading "Skipped:" reads 'write tests: X', not the word twice."""
+    return note[len("skipped ") :] if note.lower().startswith("skipped ") else note
+
+
 def _caveats(doc: dict[str, Any]) -> str:
     items = []
     held = limited_tests(doc)  # issue 36: figures a cgroup I/O limit held measure the limit, not RAM nor a device
@@ -642,7 +648,7 @@ def _caveats(doc: dict[str, Any]) -> str:
         items.append(
             f"<b>Cache-affected (*):</b> {_e(', '.join(cached))} went through the page cache or memory, not the medium."
         )
-    items += [f"<b>Skipped:</b> {_e(n)}" for n in skipped_notes(doc)]
+    items += [f"<b>Skipped:</b> {_e(_without_skipped_word(n))}" for n in skipped_notes(doc)]
     unsettled = [t["id"] for t in unsettled_tests(doc)]
     if unsettled:
         targets = [t.get("precision_target_pct") for t in unsettled_tests(doc)]
@@ -659,7 +665,9 @@ def _caveats(doc: dict[str, Any]) -> str:
     other = [n for n in (doc.get("run") or {}).get("notes") or [] if n not in skipped_notes(doc)]
     items += [_e(n) for n in other]
     for t in doc.get("tests") or []:
-        items += [f"{_e(t['id'])}: {_e(n)}" for n in t.get("notes") or []]
+        # A test's "did not reach ±3%" note is what the line above says of it, and its interval is in the table.
+        notes = [n for n in t.get("notes") or [] if not (unsettled and str(n).startswith(NOT_REACHED))]
+        items += [f"{_e(t['id'])}: {_e(n)}" for n in notes]
     changes = ((doc.get("health") or {}).get("changes")) or {}
     for key, (before, after) in changes.items():
         items.append(f"<b>Health counter changed during the run:</b> {_e(key)} {_e(before)} → {_e(after)}")
@@ -746,13 +754,14 @@ def _run_section(doc: dict[str, Any], history: History | None = None) -> str:
 
 def _runs_table(docs: list[dict[str, Any]]) -> str:
     rows = "".join(
-        f"<tr><td>#{d['run']['id']}</td><td>{_e(d['run'].get('started_at'))}</td>"
+        f"<tr><td>#{d['run']['id']}</td><td>{_e(', '.join(map(str, d['run'].get('tags') or [])) or '—')}</td>"
+        f"<td>{_e(d['run'].get('note') or '—')}</td><td>{_e(d['run'].get('started_at'))}</td>"
         f"<td>{_e((d.get('device') or {}).get('model') or d['run'].get('device') or d['run'].get('target'))}</td>"
         f"<td>{_e(d['run'].get('profile'))}</td><td>{_e(d['run'].get('target'))}</td><td>{_badges(d) or '—'}</td></tr>"
         for d in docs
     )
     return (
-        "<table><tr><th>run</th><th>started</th><th>device</th><th>profile</th><th>target</th><th>caveats</th></tr>"
+        "<table><tr><th>run</th><th>tags</th><th>note</th><th>started</th><th>device</th><th>profile</th><th>target</th><th>caveats</th></tr>"
         f"{rows}</table>"
     )
 

@@ -562,7 +562,7 @@ def print_fitted_table(
     keep, widths = fitted
     table = Table(box=None, header_style="bold", pad_edge=False, show_edge=False)
     for i, w in zip(keep, widths, strict=True):
-        table.add_column(cols[i].header, justify=cols[i].justify, width=w)
+        table.add_column(Text(cols[i].header), justify=cols[i].justify, width=w)  # a run's tag "[before]" is no markup
     previous = None
     for n, row in enumerate(rows):
         cells = [row[i] for i in keep]
