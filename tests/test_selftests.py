@@ -9,6 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from disksleuth.analysis.health import health_findings
 from disksleuth.model.run import Health
@@ -228,3 +230,57 @@ def test_the_result_is_recorded_in_the_health_history(cli, tmp_path: Path) -> No
     assert doc["readings"][-1]["counters"]["self_test.passed"] == 0
     r = cli("health", "--history", "sdz", "--db", db)
     assert "long FAILED 36,624 h" in r.out
+
+
+# --- any input gives a model, never an exception ------------------------------------------------
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=20,
+)
+_KEYS = st.sampled_from(
+    [
+        "ata_smart_self_test_log",
+        "nvme_self_test_log",
+        "scsi_self_test_0",
+        "ata_smart_data",
+        "scsi_self_test_status",
+        "host_writes",
+        "nvme_smart_health_information_log",
+        "ata_smart_attributes",
+        "scsi_error_counter_log",
+        "logical_block_size",
+        "ata_device_statistics",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(_KEYS, _JSON, max_size=5))
+def test_self_test_and_data_parsers_take_any_document(doc: dict) -> None:
+    from disksleuth.probe.smart_data_units import data_bytes
+    from disksleuth.probe.smart_selftests import (
+        has_self_test_log,
+        parse_running_self_test,
+        parse_self_test_log,
+        parse_self_test_minutes,
+    )
+
+    log = parse_self_test_log(doc)
+    assert len(log) <= 21
+    parse_running_self_test(doc)
+    assert all(0 < v < 100_000 for v in parse_self_test_minutes(doc).values())
+    has_self_test_log(doc)
+    for direction in ("write", "read"):
+        n = data_bytes(doc, direction)
+        assert n is None or 0 <= n < 10**19
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=400))
+def test_start_output_takes_any_text(text: str) -> None:
+    from disksleuth.probe.smart_selftests import parse_start_output
+
+    out = parse_start_output(text)
+    assert out.outcome in ("started", "running", "unsupported", "unknown")

@@ -32,8 +32,8 @@ FAILED_OLDER = (
     "passed{later_age_text}."
 )
 HINT_FAILED_NEWEST = (
-    "Back up this drive now and replace it. Running the test again only repeats the failure; the LBA tells which "
-    "file or partition is hit (e.g. `debugfs -R 'icheck BLOCK'`)."
+    "Back up this drive now and replace it; running the test again only repeats the failure. `fdisk -l` shows "
+    "which partition holds the failing LBA."
 )
 HINT_FAILED_OLDER_SHORT = (
     "A short test reads only a sample: {advice} to check the whole surface, and watch the pending and reallocated "
