@@ -19,7 +19,8 @@ import os
 from dataclasses import replace
 
 import pytest
-from conftest import HERE
+from conftest import HERE, needs_fio, needs_loop
+from test_health_check_path import smart_loop as _smart_loop
 
 LOGS = os.path.join(HERE, "data", "drive-logs")
 PASTES = os.path.join(HERE, "data", "paste", "smartctl")
@@ -262,3 +263,21 @@ def test_top_judges_hwmon_limits_as_health_judges_smartctl(temp, warn, crit, sev
     assert f is not None and f.severity == severity and f.code == "thermal_throttling"
     which = "critical" if severity == "critical" else "warning"
     assert f"{temp:g} °C, at or above its {which} temperature" in f.message and "hwmon temp1_" in f.message
+
+
+smart_loop = _smart_loop  # the fixture: a loop device whose `smartctl` prints $REMAIN_SMARTCTL_CAPTURE
+
+
+@needs_fio
+@needs_loop
+@pytest.mark.slow
+@pytest.mark.long
+@pytest.mark.root
+def test_check_names_the_hot_drive_and_its_limits(smart_loop, cli, monkeypatch) -> None:  # noqa: ANN001, F811
+    """check on a real loop device (real fio, 1 s) whose `smartctl` prints the hot capture (as test_health_check_path
+    does: a loop device has no SMART): the header shows the limits, and temperature_high is among the findings."""
+    monkeypatch.setenv("REMAIN_SMARTCTL_CAPTURE", HOT)
+    res = cli("check", smart_loop, "--time", "1", "--engine", "libaio", "--no-save")
+    assert "Traceback" not in res.err, res.err
+    assert "86 °C (warning 70 °C, critical 85 °C)" in res.out, res.out
+    assert "critical · temperature_high" in res.out and res.code == 1

@@ -40,7 +40,13 @@ def render_device_header(
         if health.smart_passed is not None:
             bits.append("SMART " + ("PASSED" if health.smart_passed else "[red]FAILED[/red]"))
         if health.temperature_c is not None:
-            bits.append(f"{health.temperature_c:g} °C")
+            from disksleuth.analysis.temperature import limits_of  # issue 38: the limits it is judged against
+
+            lim = limits_of(health)
+            said = " (class default)" if "class default" in (lim.warning_source, lim.critical_source) else ""
+            bits.append(f"{health.temperature_c:g} °C (warning {lim.warning_c:g} °C, critical {lim.critical_c:g} °C"
+                        f"{said})" if lim.warning_c is not None and lim.critical_c is not None
+                        else f"{health.temperature_c:g} °C")  # fmt: skip
         if health.percentage_used is not None:
             bits.append(f"{health.percentage_used}% endurance used")
         if health.power_on_hours is not None:
@@ -48,6 +54,15 @@ def render_device_header(
         out.print("  health: " + (", ".join(bits) or "reported, nothing notable"))
     elif health_not_read:
         out.print(f"  health: not read: {safe_text(health_not_read)}")
+
+
+def _change_text(key: str, before: int, after: int) -> str:
+    """A counter that changed during the run; the heat counters with their units (issue 38)."""
+    if key.startswith("throttle."):
+        from disksleuth.analysis.drive_words import growth_text
+
+        return growth_text(key.removeprefix("throttle."), before, after)
+    return f"{key} {before}→{after}"
 
 
 def render_verdict(findings: list[Finding], summary: str) -> None:
@@ -76,7 +91,7 @@ def render_check(
     if run.health_changes:
         console().print(
             "[yellow]health counters that changed during the run: "
-            + safe_text(", ".join(f"{k} {b}→{a}" for k, (b, a) in run.health_changes.items()))
+            + safe_text(", ".join(_change_text(k, b, a) for k, (b, a) in run.health_changes.items()))
             + "[/yellow]"
         )
     render_verdict(findings, summary)
