@@ -133,7 +133,7 @@ def loopdev() -> Iterator[str]:
 
 @contextlib.contextmanager
 def mounted_ext4(dev: str) -> Iterator[str]:
-    _run("mkfs.ext4", "-q", "-F", dev)
+    _run("mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", dev)  # no writes of its own later
     mnt = f"/tmp/disksleuth-mnt-{uuid.uuid4().hex[:8]}"
     os.makedirs(mnt)
     try:
