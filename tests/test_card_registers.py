@@ -345,3 +345,17 @@ def test_whether_this_kernel_runs_an_a2_cards_queue_and_cache(release, cmdq_en, 
                       cmdq_en=cmdq_en)
     )  # fmt: skip
     assert (card.command_queue_used, card.cache_used) == (queue_used, cache_used)
+
+
+def test_a_register_link_out_of_the_root_is_refused_and_said(tmp_path) -> None:
+    import shutil
+
+    root = tmp_path / "t"
+    shutil.copytree(os.path.join(SYSFS, "sd_goodram_irdm_v30_a2"), root, symlinks=True)
+    (card_dir,) = root.glob("sys/devices/platform/emmc2bus/fe340000.mmc/mmc_host/mmc0/mmc0:59b4")
+    (card_dir / "csd").unlink()
+    (card_dir / "csd").symlink_to("../" * 12 + "etc/passwd")
+    dev = read_device("mmcblk0", str(root))
+    assert dev.card_registers is not None and dev.card_registers.csd is None
+    assert any("csd" in n and "not followed" in n for n in dev.notes)
+    assert class_labels(decode_card(dev.card_registers)) == ["C10", "U3", "V30", "A2"]

@@ -161,7 +161,8 @@ def read_device(
     pcie = [h for h in hops if isinstance(h, PcieHop)]
     if any(h.port_is_chipset for h in pcie):
         uplink = chipset_uplink(pcie, board() if board is not None else board_functions(fs, slots))
-    refused_notes(fs, refused_before, notes)
+    card_registers = _card_registers(fs, block_dir) if transport == "mmc" else None
+    refused_notes(fs, refused_before, notes)  # the card's links too: a register file that leaves the root is said
     return Device(
         name=name,
         path=f"/dev/{name}",
@@ -198,7 +199,7 @@ def read_device(
         notes=notes.as_tuple(),
         sysfs_path=rel_path,
         fstype=fstype,
-        card_registers=_card_registers(fs, block_dir) if transport == "mmc" else None,
+        card_registers=card_registers,
     )
 
 
