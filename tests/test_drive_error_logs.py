@@ -139,3 +139,16 @@ def test_odd_and_hostile_error_logs_never_raise_and_stay_bounded() -> None:
     h = parse_smartctl_text(ata).health
     assert h.error_log is not None and h.error_log.entries[0].lba is None
     assert len(h.error_log.entries[0].what or "") <= 200
+
+
+def test_an_error_description_cannot_reach_the_terminal_as_markup_or_escapes(cli, tmp_path) -> None:  # noqa: ANN001
+    import json
+
+    with open(FAIL2) as fh:
+        doc = json.load(fh)
+    doc["ata_smart_error_log"]["summary"]["table"][0]["error_description"] = "Error: [bold]x[/] \x1b[2J\x1b]0;owned\x07"
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(doc))
+    res = cli("health", "--no-save", "--from-smartctl", str(path))
+    assert "\x1b" not in res.out and "\x07" not in res.out
+    assert "#56 at 61,957 h: Error: [bold]x[/] \\x1b[2J" in res.out

@@ -137,7 +137,7 @@ def test_limits_come_from_each_protocol_and_a_default_is_said() -> None:
     )
     f = temperature_high(replace(micron, temperature_c=72))
     assert f is not None and f.severity == "warn"
-    assert "a class default for a SATA/SAS SSD (70 °C warning, 80 °C critical)" in f.message
+    assert "72 °C, at or above its warning temperature 70 °C (class default for a SATA/SAS SSD; the drive " in f.message
 
 
 def test_implausible_limits_are_no_limits() -> None:

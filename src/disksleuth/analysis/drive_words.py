@@ -119,7 +119,7 @@ def error_entry_text(number: int | None, what: str | None, hours: int | None, lb
 
 
 def class_default_note(what: str) -> str:
-    return f"a class default for {what}: the drive reports no limit of its own"
+    return f"class default for {what}; the drive reports none"
 
 
 def limit_text(value_c: float | None, source: str, default_for: str | None) -> str:

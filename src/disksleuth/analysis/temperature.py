@@ -26,11 +26,7 @@ PLAUSIBLE_LIMIT_C = (30.0, 150.0)
 # 70 °C (the lowest WCTEMP seen in the captures here; most are 70-85 °C). The critical default is 10 °C above:
 # out of specification, where drives shut down to protect themselves.
 CLASS_DEFAULTS_C = {"hdd": (60.0, 70.0), "ssd": (70.0, 80.0), "nvme": (70.0, 80.0)}
-_CLASS_WORDS = {
-    "hdd": "a hard disk (60 °C warning, 70 °C critical)",
-    "ssd": "a SATA/SAS SSD (70 °C warning, 80 °C critical)",
-    "nvme": "an NVMe drive (70 °C warning, 80 °C critical)",
-}
+_CLASS_WORDS = {"hdd": "a hard disk", "ssd": "a SATA/SAS SSD", "nvme": "an NVMe drive"}
 
 # Heat counters: NVMe SMART / Health log members (Health.throttle); growth of any is throttling.
 HEAT_TIMES = ("warning_temp_time", "critical_comp_time")

@@ -189,8 +189,8 @@ def render_health(
         label, unit = throttle_row(key)
         table.add_row(safe_text(label), duration(value, unit) if unit else f"{value:,}")
     out.print(table)
-    for line in summary_lines(h.error_log):
-        out.print(line, markup=False, highlight=False)
+    for line in summary_lines(h.error_log):  # the drive's own words: no escape sequence reaches the terminal
+        out.print(safe_text(line, markup=False), markup=False, highlight=False)
     if h.lba_formats:
         out.print(
             "LBA formats: "

@@ -283,7 +283,7 @@ def health_from_smartctl_doc(doc: dict[str, Any]) -> Health:
             "thermal_mgmt_temperature_2_transition_count",
             "thermal_mgmt_temperature_2_total_time",
         )
-        if (value := _int(nvme.get(key))) is not None
+        if (value := _int(nvme.get(key))) is not None and value >= 0  # unsigned in the log: below 0 is no count
     }
     formats = []
     for i, f in enumerate(_list(_get(doc, "nvme_namespaces", 0, "lba_formats"))):
