@@ -842,10 +842,12 @@ _UNNAMED_ID = re.compile(r"(?:^|\s)Device [0-9a-fA-F]{4}$")
 
 
 def _pci_model(p: PastedPci) -> str | None:
-    """The drive's model from lspci: its "Subsystem:" names the drive on its card or module ("SSD 970 EVO Plus 1TB")
-    where the header names the controller chip; the header's names when the subsystem's id is one pci.ids lacks."""
+    """The drive's model from lspci: an NVMe function's "Subsystem:" names the drive ("SSD 970 EVO Plus 1TB") where
+    the header names the controller chip; the header's names when the subsystem's id is one pci.ids lacks, and for a
+    controller (a SATA or SAS HBA's subsystem names the card or the board, not a drive)."""
     sub = p.subsystem_name
-    if sub and not _UNNAMED_ID.search(sub):
+    is_drive = p.fn.class_code is not None and p.fn.class_code >> 8 == _NVME_SUBCLASS  # a SATA/SAS HBA's is the card's
+    if is_drive and sub and not _UNNAMED_ID.search(sub):
         return sub
     return p.fn.device_name
 
