@@ -191,3 +191,39 @@ def test_13_the_reports_caveats_say_each_thing_once():
     caveats = _caveats(_tagged_docs()[0])
     assert caveats.count("did not reach ±3%") == 1, caveats
     assert "Skipped:</b> write tests: SEQ1M_Q8T1_write" in caveats and "skipped write" not in caveats
+
+
+def test_4_members_expectation_comes_from_the_healthy_members():
+    """Before: 'a 2-member raid1 of ~1,420 MB/s members should read about 1,420 MB/s', the mean of a 2,737 MB/s
+    member and a 104 MB/s one."""
+    from disksleuth.analysis.members import expectation
+    from disksleuth.model.arrays import MemberReading
+
+    readings = [
+        MemberReading("nvme0n1", "/dev/nvme0n1", alone_mbps=2737.0, alone_ci95_pct=2.0),
+        MemberReading("sdb", "/dev/sdb", alone_mbps=104.0, alone_ci95_pct=3.0),
+    ]
+    said = expectation("raid1", readings)
+    assert said is not None and said["expected_mbps"] == 2737.0, said
+    assert "of ~2,737 MB/s healthy members should read about 2,737 MB/s" in str(said["words"])
+    assert "member sdb reads 104 MB/s" in str(said["words"])
+    even = expectation("raid0", [MemberReading(n, f"/dev/{n}", alone_mbps=v) for n, v in (("a", 500.0), ("b", 520.0))])
+    assert even is not None and even["expected_mbps"] == 1020.0 and "healthy" not in str(even["words"])
+
+
+def test_4_a_member_faster_together_than_alone_is_remarked():
+    from disksleuth.analysis.members import faster_together
+    from disksleuth.model.arrays import MemberReading
+
+    odd = MemberReading("nvme0n1", "/dev/nvme0n1", 2737.0, 2.0, together_mbps=4808.0, together_ci95_pct=3.0)
+    usual = MemberReading("nvme1n1", "/dev/nvme1n1", 2700.0, 2.0, together_mbps=2650.0, together_ci95_pct=3.0)
+    notes = faster_together([odd, usual])
+    assert len(notes) == 1 and notes[0].startswith("member nvme0n1 read faster with the others (4,808 MB/s) than alone")
+
+
+def test_4_the_members_table_draws_no_box_off_a_terminal(cli, tmp_path):
+    db = str(tmp_path / "m.db")
+    assert cli("import", "tests/data/store/members-loops-export.json", "--db", db).code == 0
+    res = cli("show", "1", "--db", db)
+    assert res.code in (0, 1) and "/dev/loop3  1,951 MB/s" in res.out, res.out
+    assert not any(ch in res.out for ch in "┏━┃│└─┡╇┩"), res.out

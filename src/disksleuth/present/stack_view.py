@@ -83,16 +83,16 @@ def render_arrays(docs: list[dict[str, Any]], rows: Sequence[Any]) -> None:
 
 
 def render_members(doc: dict[str, Any], show_commands: bool = False) -> None:
-    from rich.table import Table
-
-    from disksleuth.present.text import console, safe_text
+    from disksleuth.present.text import Col, console, print_fitted_table, safe_text
 
     out = console()
     if doc.get("array"):
         render_tree(doc["array"], "Array")
-    table = Table(title="Members, read-only sequential reads (1 MiB, QD8)", title_justify="left")
-    for col in ("member", "alone", "±95%", "together", "±95%"):
-        table.add_column(col, justify="left" if col == "member" else "right")
+    # A plain table as every other one: no box characters in a file or a pipe (issue 40).
+    out.print("Members, read-only sequential reads (1 MiB, QD8)")
+    heads = ("member", "alone", "±95%", "together", "±95%")
+    cols = [Col(c, justify="left" if c == "member" else "right") for c in heads]
+    rows: list[list[str]] = []
 
     def rate(v: float | None) -> str:
         return fmt_rate(v) if v is not None else "—"
@@ -102,13 +102,13 @@ def render_members(doc: dict[str, Any], show_commands: bool = False) -> None:
 
     for m in doc["members"]:
         if m.get("skipped"):
-            table.add_row(safe_text(m["path"]), "skipped", "", "", "")
+            rows.append([safe_text(m["path"], markup=False), "skipped", "", "", ""])
             continue
-        table.add_row(
-            safe_text(m["path"]), rate(m["alone_mbps"]), ci(m["alone_ci95_pct"]), rate(m["together_mbps"]),
-            ci(m["together_ci95_pct"]),
-        )  # fmt: skip
-    out.print(table)
+        path = safe_text(m["path"], markup=False)
+        rows.append([
+            path, rate(m["alone_mbps"]), ci(m["alone_ci95_pct"]), rate(m["together_mbps"]), ci(m["together_ci95_pct"]),
+        ])  # fmt: skip
+    print_fitted_table(cols, rows)
     together = [m["together_mbps"] for m in doc["members"] if m.get("together_mbps") is not None]
     alone = [m["alone_mbps"] for m in doc["members"] if m.get("alone_mbps") is not None]
     if together and alone:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from disksleuth.analysis.health import no_smart_reason
 from disksleuth.analysis.members import (
     expectation,
+    faster_together,
     member_infos,
     member_slow,
     shared_bottleneck,
@@ -202,6 +203,7 @@ def run_members(
             f = shared_bottleneck(link, "these members", measured)
             if f is not None:
                 findings.append(f)
+    notes += faster_together(measured)
     chosen = level or (array.level if array is not None else None)
     expected = expectation(chosen, measured) if chosen else None
     return MembersResult(
