@@ -148,6 +148,9 @@ def test_implausible_limits_are_no_limits() -> None:
     assert (lim.warning_c, lim.critical_c) == (70, 80) and lim.default_for and "NVMe" in lim.default_for
     lim = limits_of(Health(protocol="NVMe", temperature_warning_c=90, temperature_critical_c=80))
     assert (lim.warning_c, lim.critical_c) == (80, 80)  # a warning above the critical one: the critical decides
+    from disksleuth.analysis.temperature import temperature_high
+
+    assert temperature_high(Health(protocol="ATA", temperature_c=255)) is None  # a placeholder, not a fire
 
 
 # --- heat counters: units, growth in a run, growth between readings -----------------------------------------------

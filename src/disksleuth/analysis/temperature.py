@@ -82,8 +82,8 @@ def limits_of(health: Health) -> Limits:
 
 def level_of(temp_c: float | None, limits: Limits) -> str | None:
     """ "critical", "warn" or None."""
-    if temp_c is None:
-        return None
+    if temp_c is None or temp_c > PLAUSIBLE_LIMIT_C[1]:
+        return None  # 255 °C and the like: a bridge's or a dead sensor's placeholder, not a drive on fire
     if limits.critical_c is not None and temp_c >= limits.critical_c:
         return "critical"
     if limits.warning_c is not None and temp_c >= limits.warning_c:
