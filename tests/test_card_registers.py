@@ -359,3 +359,11 @@ def test_a_register_link_out_of_the_root_is_refused_and_said(tmp_path) -> None:
     assert dev.card_registers is not None and dev.card_registers.csd is None
     assert any("csd" in n and "not followed" in n for n in dev.notes)
     assert class_labels(decode_card(dev.card_registers)) == ["C10", "U3", "V30", "A2"]
+
+
+def test_real_emmc_cid_decodes_by_jedec_positions() -> None:
+    """A real eMMC's CID, 8801034e436172642021b21d4e60c297, as a device script compares it (SOURCES.md), which
+    also reads the kernel's prv as 0x21: MID 0x88, OID 0x03 (111:104), PNM "NCard " (103:56), PRV 0x21 (55:48)."""
+    card = decode_card(CardRegisters(card_type="MMC", cid="8801034e436172642021b21d4e60c297", prv="0x21"))
+    assert (card.manufacturer_id, card.oem_id, card.product, card.revision) == (0x88, "0x03", "NCard", "2.1")
+    assert card.manufacturer is None  # 0x88 is no id this table knows well

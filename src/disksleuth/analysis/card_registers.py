@@ -283,7 +283,8 @@ def _decode_identity_files(regs: CardRegisters, kind: str, fields: dict[str, obj
         oem = _small_int(regs.oemid, 0xFFFF)
         if oem is not None:
             text = _ascii(oem, 2) if kind == "sd" else None
-            fields["oem_id"] = text if text and len(text) == 2 else f"0x{oem:04x}"
+            # eMMC 4+ has an 8-bit OID (the CID's 111:104), which the kernel prints as "0x%04x": one spelling for both
+            fields["oem_id"] = text if text and len(text) == 2 else (f"0x{oem:02x}" if oem <= 0xFF else f"0x{oem:04x}")
     if fields.get("product") is None and regs.name and len(regs.name) <= 16 and regs.name.isprintable():
         fields["product"] = regs.name.strip() or None
     if fields.get("revision") is None and kind == "sd":  # the CID's PRV as the kernel splits it (hwrev.fwrev)
