@@ -152,3 +152,21 @@ def test_an_error_description_cannot_reach_the_terminal_as_markup_or_escapes(cli
     res = cli("health", "--no-save", "--from-smartctl", str(path))
     assert "\x1b" not in res.out and "\x07" not in res.out
     assert "#56 at 61,957 h: Error: [bold]x[/] \\x1b[2J" in res.out
+
+
+def test_smartctl_exporter_error_logs_with_and_without_descriptions() -> None:
+    from disksleuth.analysis.error_logs import summary_lines
+    from disksleuth.probe.smart_parse import parse_smartctl_json
+
+    def health(name: str):  # noqa: ANN202
+        with open(os.path.join(LOGS, name)) as fh:
+            return parse_smartctl_json(fh.read())
+
+    log = health("smartctl_exporter-HGST_HUS724020ALE640_28.json").error_log
+    assert log is not None and (log.kind, log.count, len(log.entries)) == ("ATA", 12, 5)
+    assert log.entries[0].what == "Error: ICRC, ABRT at LBA = 0x07ffaa67 = 134195815"
+    assert (log.entries[0].number, log.entries[0].power_on_hours, log.entries[0].lba) == (12, 15760, 134195815)
+    log = health("smartctl_exporter-ST3200820AS_16.json").error_log
+    assert log is not None and log.count == 98 and log.entries[0].what is None
+    assert (log.entries[0].lba, log.entries[0].command) == (4843886, "SET NATIVE MAX ADDRESS EXT [OBS-ACS-3]")
+    assert summary_lines(log)[1] == "  #98 at 7,042 h: no description, LBA 4,843,886 (SET NATIVE MAX ADDRESS EXT [OBS-ACS-3])"

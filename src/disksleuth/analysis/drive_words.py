@@ -111,7 +111,7 @@ def error_entry_text(number: int | None, what: str | None, hours: int | None, lb
     if hours is not None:
         head += f" at {hours:,} h"
     body = what or (f"status 0x{status:04x}" if status is not None else "no description")
-    if kind == "NVMe" and lba:  # 0 in an entry of a refused command is no address
+    if lba and (kind == "NVMe" or not what):  # NVMe's 0 is no address; ATA's description names its own
         body += f", LBA {lba:,}"
     if command:
         body += f" ({command})"

@@ -50,6 +50,8 @@ def ata_entry(row: dict[str, Any]) -> ErrorLogEntry:
     if what:
         m = _ATA_LBA.search(what)
         lba = int(m.group(1)) if m else None
+    else:  # no description (smartctl_exporter ST3200820AS_16): the completion registers still hold the address
+        lba = _int(_dict(row.get("completion_registers")).get("lba"))
     first = next((c for c in _list(row.get("previous_commands")) if isinstance(c, dict)), {})
     return ErrorLogEntry(
         number=_int(row.get("error_number")),
