@@ -227,3 +227,23 @@ def test_4_the_members_table_draws_no_box_off_a_terminal(cli, tmp_path):
     res = cli("show", "1", "--db", db)
     assert res.code in (0, 1) and "/dev/loop3  1,951 MB/s" in res.out, res.out
     assert not any(ch in res.out for ch in "┏━┃│└─┡╇┩"), res.out
+
+
+def test_5_a_mixed_tests_row_says_whose_latency_it_shows(cli, tmp_path):
+    """Before: the randrw75 row showed its reads' latency (the busier direction) under plain 'lat mean µs'."""
+    import dataclasses
+    import json
+
+    db = str(tmp_path / "s.db")
+    assert cli("import", REAL_RUNS, "--db", db).code == 0
+    res = cli("show", "2", "--db", db)  # the real mixed run: 75,696 read and 25,272 write IOPS
+    assert "latency columns of RND4K_Q64T1_randrw75: its reads (the busier direction)" in res.out, res.out
+    assert "latency columns" not in cli("show", "3", "--db", db).out  # one direction per test: nothing to say
+
+    from disksleuth.analysis.results import latency_direction
+    from disksleuth.doc.run import run_from_dict
+
+    with open(REAL_RUNS) as fh:
+        mixed = run_from_dict(json.load(fh)["runs"][1]).tests[0]
+    assert latency_direction(mixed) == "read"
+    assert latency_direction(dataclasses.replace(mixed, read_iops=2500.0, write_iops=7500.0)) == "write"

@@ -128,6 +128,14 @@ def direction_latency(read: FioDirection | None, write: FioDirection | None) -> 
     }
 
 
+def latency_direction(t: TestResult) -> str | None:
+    """Which direction a mixed test's main latency figures are ("read" or "write"): the busier one, as
+    result_from_fio picks it (most requests; at one block size, most IOPS). None for a one-direction test."""
+    if not (t.read_iops or t.read_mbps) or not (t.write_iops or t.write_mbps):
+        return None
+    return "read" if (t.read_iops or 0.0) >= (t.write_iops or 0.0) else "write"
+
+
 def result_from_fio(
     spec: TestSpec,
     job: FioJob,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from typing import Any
 
 from disksleuth.model.run import Run, TestResult
@@ -180,6 +181,16 @@ def _n(v: float | None, digits: int = 0) -> str:
     return f"{v:,.{digits}f}" if v is not None else "—"
 
 
+def mixed_latency_line(tests: Sequence[TestResult]) -> str | None:
+    """Whose latency a mixed test's own row shows: one direction's, the busier one's (issue 40)."""
+    from disksleuth.analysis.results import latency_direction
+
+    said = [f"{t.id}: its {d}s" for t in tests if (d := latency_direction(t))]
+    if not said:
+        return None
+    return "latency columns of " + "; ".join(said) + " (the busier direction)"
+
+
 def direction_rows(t: TestResult, ncols: int) -> list[list[str]]:
     """A mixed test's read and write latency, each on its own line under the test's row."""
     rows = []
@@ -332,6 +343,9 @@ def render_run(run: Run, show_commands: bool = False) -> None:
     hidden = print_fitted_table(cols, rows, row_styles=styles)
     if hidden:
         out.print(f"[dim]hidden at {out.width} columns: {', '.join(hidden)} (--json has every figure)[/dim]")
+    mixed = mixed_latency_line(run.tests)
+    if mixed and "lat mean µs" not in hidden:
+        out.print(f"[dim]{safe_text(mixed)}[/dim]")
     if "± 95%" not in hidden and run.tests:
         out.print(f"[dim]{ci_legend(run.tests)}[/dim]")
     if repeated:
