@@ -367,3 +367,21 @@ def test_real_emmc_cid_decodes_by_jedec_positions() -> None:
     card = decode_card(CardRegisters(card_type="MMC", cid="8801034e436172642021b21d4e60c297", prv="0x21"))
     assert (card.manufacturer_id, card.oem_id, card.product, card.revision) == (0x88, "0x03", "NCard", "2.1")
     assert card.manufacturer is None  # 0x88 is no id this table knows well
+
+
+def test_a_class_is_held_only_in_the_bus_mode_it_is_defined_for() -> None:
+    """U and V classes are promised in UHS modes, Class 10 from High Speed up (SD 4.13): a U1 card at High Speed
+    is held to C10/A1's 10 MB/s, and the U1 is left to host_limits_card."""
+    dev = read_device("mmcblk0", os.path.join(SYSFS, "sd_sandisk_sc16g_hs_host"))
+    f = card_claim_unmet(dev, 8.0, None, None)
+    assert f is not None and f.evidence["claimed_write_mbps"] == 10.0
+    assert f.evidence["not_held"] == ["U1 (defined in UHS modes; the host runs SD high speed)"]
+    from dataclasses import replace
+
+    regs = dev.card_registers
+    assert regs is not None
+    u3 = replace(regs, ssr=_ssr(speed=4, uhs=3, video=30, app=1))
+    at_hs = card_claim_unmet(replace(dev, card_registers=u3), 20.0, None, None)
+    assert at_hs is None  # 20 MB/s meets C10 and A1; U3/V30 are not promised at High Speed
+    at_uhs = card_claim_unmet(replace(dev, card_registers=replace(u3, ios=None)), 20.0, None, None)
+    assert at_uhs is not None and at_uhs.evidence["claimed_write_mbps"] == 30.0  # mode unknown: all held

@@ -46,14 +46,20 @@ def _mode_label(timing: str | None) -> str:
     return MMC_TIMINGS[timing][0] if timing in MMC_TIMINGS else (timing or "unknown")
 
 
+def _uhs_mode(timing: str | None) -> bool:
+    return timing is None or timing.startswith("sd uhs")  # unknown: the claim is judged
+
+
 def write_claim(card: Card) -> tuple[float, list[str]] | None:
-    """The sequential write rate (MB/s) the card promises, and the classes that promise it."""
+    """The sequential write rate (MB/s) the card promises in the bus mode it runs in, and the classes that promise
+    it. A class is promised only in the modes it is defined for (SD 4.13): Class 10 from High Speed up, the UHS
+    grade and the video class in UHS modes; with the mode unknown (no root) every class is held."""
     claims: list[tuple[float, str]] = []
-    if card.speed_class:
+    if card.speed_class and (card.speed_class < 10 or card.timing != "legacy"):
         claims.append((float(card.speed_class), f"C{card.speed_class}"))
-    if card.uhs_grade in UHS_GRADE_MBPS:
+    if card.uhs_grade in UHS_GRADE_MBPS and _uhs_mode(card.timing):
         claims.append((UHS_GRADE_MBPS[card.uhs_grade], f"U{card.uhs_grade}"))
-    if card.video_class:
+    if card.video_class and _uhs_mode(card.timing):
         claims.append((float(card.video_class), f"V{card.video_class}"))
     if card.app_class:
         claims.append((APP_CLASS_SEQ_MBPS, f"A{card.app_class}"))
@@ -61,6 +67,17 @@ def write_claim(card: Card) -> tuple[float, list[str]] | None:
         return None
     top = max(rate for rate, _ in claims)
     return top, [label for rate, label in claims if rate == top]
+
+
+def _not_held(card: Card) -> list[str]:
+    """The classes the bus mode puts out of reach, in words: their shortfall is host_limits_card's to tell."""
+    out = []
+    mode = _mode_label(card.timing)
+    if card.speed_class == 10 and card.timing == "legacy":
+        out.append(f"C10 (defined from High Speed up; the host runs {mode})")
+    if not _uhs_mode(card.timing):
+        out += [f"{c} (defined in UHS modes; the host runs {mode})" for c in class_labels(card) if c[0] in "UV"]
+    return out
 
 
 def a2_usable(card: Card) -> bool:
@@ -85,10 +102,13 @@ def card_claim_unmet(
         )
         evidence.update(seq_write_mbps=seq_write_mbps, claimed_write_mbps=claim[0])
     a2_note = ""
+    if _not_held(card):
+        evidence["not_held"] = _not_held(card)
+        a2_note = " Not held here: " + "; ".join(_not_held(card)) + "."
     if card.app_class:
         judged = 2 if card.app_class >= 2 and a2_usable(card) else 1
         if card.app_class >= 2 and judged == 1:
-            a2_note = (
+            a2_note += (
                 " The card claims A2, but A2's 4,000/2,000 IOPS need the host to run its command queue and cache, "
                 f"and this kernel {_host_use_words(card)}: it is held to A1, which A2 includes."
             )
