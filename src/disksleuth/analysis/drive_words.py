@@ -16,6 +16,9 @@ THROTTLE_WORDS = {
     "thermal_mgmt_temperature_2_total_time": ("time in heavy throttling (thermal management 2)", "s"),
 }
 
+# The drive classes whose default limits analysis/temperature.py uses, as the findings name them.
+CLASS_WORDS = {"hdd": "a hard disk", "ssd": "a SATA/SAS SSD", "nvme": "an NVMe drive"}
+
 HEAT_HINT = (
     "Give it airflow or a heatsink (M.2 drives often need one); check that a fan covers the slot, and that a dock or "
     "enclosure is not trapping heat."

@@ -26,7 +26,6 @@ PLAUSIBLE_LIMIT_C = (30.0, 150.0)
 # 70 °C (the lowest WCTEMP seen in the captures here; most are 70-85 °C). The critical default is 10 °C above:
 # out of specification, where drives shut down to protect themselves.
 CLASS_DEFAULTS_C = {"hdd": (60.0, 70.0), "ssd": (70.0, 80.0), "nvme": (70.0, 80.0)}
-_CLASS_WORDS = {"hdd": "a hard disk", "ssd": "a SATA/SAS SSD", "nvme": "an NVMe drive"}
 
 # Heat counters: NVMe SMART / Health log members (Health.throttle); growth of any is throttling.
 HEAT_TIMES = ("warning_temp_time", "critical_comp_time")
@@ -71,7 +70,7 @@ def limits_of(health: Health) -> Limits:
     default_for = None
     if warning is None or critical is None:
         cls = drive_class(health.protocol, health.rotation_rate_rpm)
-        default_for = _CLASS_WORDS[cls]
+        default_for = words.CLASS_WORDS[cls]
         d_warn, d_crit = CLASS_DEFAULTS_C[cls]
         if critical is None:
             critical = max(d_crit, warning) if warning is not None else d_crit
