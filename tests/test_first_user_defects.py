@@ -247,3 +247,26 @@ def test_5_a_mixed_tests_row_says_whose_latency_it_shows(cli, tmp_path):
         mixed = run_from_dict(json.load(fh)["runs"][1]).tests[0]
     assert latency_direction(mixed) == "read"
     assert latency_direction(dataclasses.replace(mixed, read_iops=2500.0, write_iops=7500.0)) == "write"
+
+
+def test_6_above_the_ram_reference_is_not_ok():
+    """Before: a riscos run whose SEQ8M write read 108% of the RAM-disk reference (a real run's figures, here on a
+    virtio disk) was a clean `ok`: nothing on a storage path outruns RAM, so the reference or the figure is off."""
+    import json
+
+    from disksleuth.analysis.verdicts import assess_run
+    from disksleuth.doc.run import run_from_dict
+    from disksleuth.model import Device
+
+    with open(REAL_RUNS) as fh:
+        run = run_from_dict(json.load(fh)["runs"][0])  # riscos: 46%, 108% and 218%/216% of its reference
+    disk = Device("vda", "/dev/vda", "virtio", model="virtio disk")
+    findings = assess_run(run, disk).findings
+    codes = {f.code: f for f in findings}
+    assert "ok" not in codes and codes["reference_exceeded"].severity == "warn", findings
+    said = codes["reference_exceeded"].message
+    assert "SEQ8M_Q1T1_write 108%" in said and "RND4K_Q1T1_randrw80 218%" in said and "SEQ8M_Q1T1_read" not in said
+    assert "the reference or this measurement is off" in said
+    from disksleuth.analysis.reference import reference_exceeded
+
+    assert reference_exceeded(run.tests[:1]) is None  # 46%: below the reference, nothing to say

@@ -35,6 +35,7 @@ FINDING_CODES = frozenset(
         "member_slow",
         "memory_backed",
         "poor_random_write",
+        "reference_exceeded",
         "process_dominates",
         "raw_device_reads",
         "sata_link_downgraded",

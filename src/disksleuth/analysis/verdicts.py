@@ -16,6 +16,7 @@ from disksleuth.analysis.ceilings import link_chain, pcie_label, pcie_mbps, usb_
 from disksleuth.analysis.foreign import foreign_io
 from disksleuth.analysis.health import health_findings
 from disksleuth.analysis.links import static_findings
+from disksleuth.analysis.reference import reference_exceeded
 from disksleuth.model import Device, Finding, LinkChain, PcieHop, SataHop, UsbHop
 from disksleuth.model.limits import IoLimit
 from disksleuth.model.run import Health, MemoryBacking, Run, TestResult
@@ -611,6 +612,7 @@ def verdicts(
         card_claims.card_claim_unmet(device, figures.seq_write_mbps, figures.rand_read_iops, figures.rand_write_iops),
         thermal_throttling(health, changes, temperature_series, tests),
         foreign_io(tests),
+        reference_exceeded(tests),
     ):
         if f is not None:
             found.append(replace(f, device=device.name))
