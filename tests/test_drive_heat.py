@@ -284,3 +284,19 @@ def test_check_names_the_hot_drive_and_its_limits(smart_loop, cli, monkeypatch) 
     assert "Traceback" not in res.err, res.err
     assert "86 °C (warning 70 °C, critical 85 °C)" in res.out, res.out
     assert "critical · temperature_high" in res.out and res.code == 1
+
+
+def test_the_nvme_temperature_bit_is_heat_not_a_failing_drive() -> None:
+    """Critical warning bit 1 alone was health_critical, "plan to replace it": a hot drive is not a failing one."""
+    from disksleuth.analysis.health import health_findings
+
+    hot = replace(_json_health(HOT), critical_warning=("temperature above or below threshold",))
+    codes = _codes(health_findings(hot))
+    assert "health_critical" not in codes and codes["temperature_high"] == "critical"
+    # the bit with a composite temperature under the limits: still said, at warn
+    cool = replace(hot, temperature_c=50)
+    (f,) = [f for f in health_findings(cool) if f.code == "temperature_high"]
+    assert f.severity == "warn" and "out of its own thresholds" in f.message and "50 °C" in f.message
+    # another bit still is health_critical
+    worn = replace(hot, critical_warning=("temperature above or below threshold", "media placed in read-only mode"))
+    assert _codes(health_findings(worn))["health_critical"] == "critical"

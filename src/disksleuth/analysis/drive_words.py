@@ -77,6 +77,13 @@ def temperature_high(name: str, temp_c: float, level: str, limit: str, source: s
     )
 
 
+def drive_says_hot(name: str, temp: str) -> str:
+    return (
+        f"{name} reports its temperature out of its own thresholds (NVMe critical warning, temperature bit) while "
+        f"its composite temperature reads {temp}: another of its sensors is over its limit, or it is too cold."
+    )
+
+
 def lifetime_heat(parts: list[str]) -> str:
     return f" Over its life: {'; '.join(parts)}." if parts else ""
 

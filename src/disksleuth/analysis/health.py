@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from disksleuth.model import Device, Finding
-from disksleuth.analysis.selftests import self_test_advice, self_test_findings
 from disksleuth.analysis.error_logs import error_log_findings
-from disksleuth.analysis.temperature import temperature_findings
+from disksleuth.analysis.selftests import self_test_advice, self_test_findings
+from disksleuth.analysis.temperature import TEMPERATURE_BIT, temperature_findings
+from disksleuth.model import Device, Finding
 from disksleuth.model.run import Health, SmartAttribute
 
 WORN_PCT = 80
@@ -62,8 +62,10 @@ def health_findings(health: Health, changes: dict[str, tuple[int, int]] | None =
     changes = changes or {}
     out: list[Finding] = []
     reasons = []
-    if health.critical_warning:
-        reasons.append("critical warning: " + ", ".join(health.critical_warning))
+    # The temperature bit is heat, not wear: temperature_high says it (analysis/temperature.py), with its own hint.
+    failing_bits = [w for w in health.critical_warning if w != TEMPERATURE_BIT]
+    if failing_bits:
+        reasons.append("critical warning: " + ", ".join(failing_bits))
     if health.smart_passed is False:
         reasons.append("the drive's SMART self-assessment says FAILED")
     spare, threshold = health.available_spare_pct, health.available_spare_threshold_pct

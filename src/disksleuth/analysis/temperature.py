@@ -27,6 +27,10 @@ PLAUSIBLE_LIMIT_C = (30.0, 150.0)
 # out of specification, where drives shut down to protect themselves.
 CLASS_DEFAULTS_C = {"hdd": (60.0, 70.0), "ssd": (70.0, 80.0), "nvme": (70.0, 80.0)}
 
+# NVMe critical warning bit 1, in probe/smart_parse.py's words: the composite temperature is over its over-temperature
+# threshold or under its under-temperature one, as the drive itself judges it now.
+TEMPERATURE_BIT = "temperature above or below threshold"
+
 # Heat counters: NVMe SMART / Health log members (Health.throttle); growth of any is throttling.
 HEAT_TIMES = ("warning_temp_time", "critical_comp_time")
 THROTTLE_KEYS = tuple(words.THROTTLE_WORDS)
@@ -101,9 +105,11 @@ def _heat_parts(throttle: Mapping[str, int]) -> list[str]:
 def temperature_high(health: Health, name: str | None = None) -> Finding | None:
     limits = limits_of(health)
     level = level_of(health.temperature_c, limits)
+    who = name or health.device or "The drive"
+    if level is None and TEMPERATURE_BIT in health.critical_warning:
+        return _drive_says_hot(health, limits, who)
     if level is None or health.temperature_c is None:
         return None
-    who = name or health.device or "The drive"
     if level == "critical":
         limit, used, other = limits.critical_c, limits.critical_source, f"warning at {_c(limits.warning_c)}"
     else:
@@ -125,6 +131,23 @@ def temperature_high(health: Health, name: str | None = None) -> Finding | None:
             "critical_comp_time_min": health.throttle.get("critical_comp_time"),
         },
         hint=words.HOT_NOW_HINT if level == "critical" else words.HEAT_HINT,
+    )
+
+
+def _drive_says_hot(health: Health, limits: Limits, who: str) -> Finding:
+    """The drive's critical warning says its temperature is out of its thresholds while the figure read is not over
+    the limits judged here (a sensor other than the composite one, or an under-temperature)."""
+    return Finding(
+        code="temperature_high",
+        severity="warn",
+        message=words.drive_says_hot(who, _c(health.temperature_c) or "an unknown temperature"),
+        evidence={
+            "temperature_c": health.temperature_c,
+            "critical_warning": list(health.critical_warning),
+            "warning_c": limits.warning_c,
+            "critical_c": limits.critical_c,
+        },
+        hint=words.HEAT_HINT,
     )
 
 
