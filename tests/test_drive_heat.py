@@ -300,3 +300,19 @@ def test_the_nvme_temperature_bit_is_heat_not_a_failing_drive() -> None:
     # another bit still is health_critical
     worn = replace(hot, critical_warning=("temperature above or below threshold", "media placed in read-only mode"))
     assert _codes(health_findings(worn))["health_critical"] == "critical"
+
+
+def test_the_history_table_shows_the_heat_minutes_and_the_error_log(capsys) -> None:  # noqa: ANN001
+    from disksleuth.model.health_history import HealthReading, HistoryView
+    from disksleuth.present.health_view import render_history
+    from disksleuth.run.health_history import reading_of
+
+    readings = [
+        reading_of(_json_health(p), device_name="nvme0", source="file", read_at_s=t, key=b"k" * 32, hostname="vm")
+        for p, t in ((HOT, 1234567890.0), (HOT_LATER, 1234654290.0))
+    ]
+    assert isinstance(readings[0], HealthReading)
+    render_history(HistoryView("nvme0", "vm", readings, []))
+    out = capsys.readouterr().out
+    assert "warn temp min" in out and "error log" in out
+    assert "1,873" in out and "1,910" in out

@@ -237,9 +237,26 @@ def health_summary(h: Health, findings: list[Finding]) -> str:
 # --- health over time ---------------------------------------------------------------------------
 
 
+# Counters shown beside the watched ones in `health --history`: the heat minutes (NVMe) and the error log's count.
+_HISTORY_EXTRA = {
+    "throttle.warning_temp_time": "warn temp min",
+    "throttle.critical_comp_time": "crit temp min",
+    "error_log_entries": "error log",
+}
+
+_HISTORY_LEGEND = {
+    "throttle.warning_temp_time": "minutes above the warning temperature (NVMe, over the drive's life)",
+    "throttle.critical_comp_time": "minutes above the critical temperature (NVMe, over the drive's life)",
+    "error_log_entries": "the drive's error log count (ATA or NVMe)",
+}
+
+
 def _counter_label(key: str) -> str:
     """A short column head: 'ATA 199' for an ATA attribute, else the counter's first words."""
     import re
+
+    if key in _HISTORY_EXTRA:
+        return _HISTORY_EXTRA[key]
 
     from disksleuth.analysis.health_history import shown_name
 
@@ -263,7 +280,8 @@ def render_history(view: HistoryView) -> None:
               f"{len(view.readings)} stored health reading(s)")  # fmt: skip
     keys: list[str] = []
     for r in view.readings:
-        for k, v in watched(r.counters).items():
+        extra = {k: r.counters[k] for k in _HISTORY_EXTRA if k in r.counters}  # issue 38: heat and the error log
+        for k, v in {**watched(r.counters), **extra}.items():
             if k not in keys and (v or any(o.counters.get(k) not in (None, v) for o in view.readings)):
                 keys.append(k)
     table = Table(box=None, header_style="bold", pad_edge=False)
@@ -306,8 +324,9 @@ def render_history(view: HistoryView) -> None:
         serial = f"serial id {r.serial_id[:12]}…" if r.serial_id else "no serial"
         out.print(f"[dim]drive {letter}: {safe_text(r.model or 'unknown model')}, {serial}[/dim]")
     for k in keys:
-        if _counter_label(k) != shown_name(k):
-            out.print(f"[dim]{safe_text(_counter_label(k))}: {safe_text(shown_name(k))}[/dim]")
+        name = _HISTORY_LEGEND.get(k) or shown_name(k)
+        if _counter_label(k) != name:
+            out.print(f"[dim]{safe_text(_counter_label(k))}: {safe_text(name)}[/dim]")
     if view.findings:
         render_findings(view.findings, indent="")
     else:
