@@ -140,7 +140,7 @@ def observe(
         return _unjudged(health, findings, str(exc))
     wear = forecast_wear(health, [*(r for r in earlier if r.drive_key in judgement.drive_keys), reading])
     findings = with_forecast(findings, wear, health.power_on_hours)
-    return Observed(apply_history(findings, judgement), judgement, reading, stored, wear=wear)
+    return Observed(apply_history(findings, judgement, health.error_log), judgement, reading, stored, wear=wear)
 
 
 def _unjudged(health: Health, findings: list[Finding], error: str | None = None) -> Observed:
