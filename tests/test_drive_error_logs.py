@@ -11,6 +11,8 @@ import os
 import time
 
 from conftest import HERE
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 LOGS = os.path.join(HERE, "data", "drive-logs")
 PASTES = os.path.join(HERE, "data", "paste", "smartctl")
@@ -169,4 +171,63 @@ def test_smartctl_exporter_error_logs_with_and_without_descriptions() -> None:
     log = health("smartctl_exporter-ST3200820AS_16.json").error_log
     assert log is not None and log.count == 98 and log.entries[0].what is None
     assert (log.entries[0].lba, log.entries[0].command) == (4843886, "SET NATIVE MAX ADDRESS EXT [OBS-ACS-3]")
-    assert summary_lines(log)[1] == "  #98 at 7,042 h: no description, LBA 4,843,886 (SET NATIVE MAX ADDRESS EXT [OBS-ACS-3])"
+    no_words = "  #98 at 7,042 h: no description, LBA 4,843,886 (SET NATIVE MAX ADDRESS EXT [OBS-ACS-3])"
+    assert summary_lines(log)[1] == no_words
+
+
+# The members the parser looks at, and lines of the text sections it reads, so that random shapes reach them.
+_KEYS = [
+    "summary", "extended", "count", "table", "error_number", "lifetime_hours", "error_description",
+    "previous_commands", "command_name", "completion_registers", "lba", "value", "error_count", "status_field",
+    "status_code", "status_code_type", "do_not_retry", "string", "printed",
+]  # fmt: skip
+_TEXT_LINES = [
+    "Error Information (NVMe Log 0x01, 16 of 64 entries)",
+    "Num   ErrCount  SQId   CmdId  Status  PELoc          LBA  NSID    VS  Message",
+    "  0       2888     0  0x0015  0xc005  0x028            -     0     -  Invalid Field in Command",
+    "  1 99999999999999999999999     0  0x0015  0xffff  0x028  123456789012345678901  0  -",
+    "ATA Error Count: 3",
+    "Device Error Count: 2",
+    "Error 3 [2] occurred at disk power-on lifetime: 44179 hours (1840 days + 19 hours)",
+    "Error 1 occurred at disk power-on lifetime: 5 hours",
+    "  10 -- 51 00 08 00 00 3a 06 89 10 0a 00  Error: IDNF at LBA = 0x3a068910 = 973506832",
+    "  Commands leading to the command that caused the error were:",
+    "  CR FEATR COUNT  LBA_48  LH LM LL DV DC  Powered_Up_Time  Command/Feature_Name",
+    "  60 01 00 00 28 00 00 6b fc 41 00 40 00  1d+ ...          READ FPDMA QUEUED",
+    "",
+]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(1 << 70), 1 << 70) | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(_KEYS), inner, max_size=5),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(log=_JSON, nvme=_JSON)
+def test_any_error_log_shape_gives_a_model(log, nvme) -> None:  # noqa: ANN001
+    """Whatever sits where the logs should be: an ErrorLog or None, never an exception (the parser's property)."""
+    from disksleuth.analysis.error_logs import summary_lines
+    from disksleuth.probe.error_logs import parse_error_log
+
+    for doc in ({"ata_smart_error_log": log}, {"nvme_error_information_log": nvme}, {"ata_smart_error_log": nvme}):
+        result = parse_error_log(doc)
+        if result is not None:
+            assert len(result.entries) <= 8
+            summary_lines(result)
+
+
+@settings(max_examples=60, deadline=None)
+@given(lines=st.lists(st.sampled_from(_TEXT_LINES) | st.text(max_size=80), max_size=30))
+def test_any_error_log_text_gives_a_model_or_a_parse_error(lines) -> None:  # noqa: ANN001
+    from disksleuth.errors import ParseError
+    from disksleuth.probe.smartctl_text import parse_smartctl_text
+
+    try:
+        h = parse_smartctl_text("\n".join(["smartctl 7.3", "Model Number: X", *lines]))
+    except ParseError:
+        return
+    log = h.health.error_log
+    assert log is None or len(log.entries) <= 8
