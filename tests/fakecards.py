@@ -9,7 +9,9 @@
   controller ignores the high address bits. direct_io keeps the kernel's page cache out of the FUSE file, so every
   read reaches the mapping.
   With `drop=True` it keeps nothing past the real size instead: writes there succeed and vanish, reads give zeros,
-  as on a fake whose controller says yes to everything (no error ever tells the user).
+  as on a fake whose controller says yes to everything (no error ever tells the user). With `cached=True` the
+  kernel's page cache of the FUSE file is kept (no direct_io): the loop device then reads back every block just
+  written from that cache, whatever the file kept, unless verify drops it.
 - `good_card`: a RAM-backed loop device with direct I/O (conftest.loop_device).
 
 Run as a script, this file is the FUSE server: python fakecards.py MOUNTPOINT REAL_BYTES CLAIMED_BYTES [drop]."""
@@ -71,9 +73,9 @@ def short_card(claimed_mib: int = 64, real_mib: int = 16) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def wrapping_card(claimed_mib: int = 64, real_mib: int = 16, drop: bool = False) -> Iterator[str]:
+def wrapping_card(claimed_mib: int = 64, real_mib: int = 16, drop: bool = False, cached: bool = False) -> Iterator[str]:
     mnt = tempfile.mkdtemp(prefix="disksleuth-wrapcard-")
-    mode = ["drop"] if drop else []
+    mode = (["drop"] if drop else []) + (["cached"] if cached else [])
     server = subprocess.Popen(
         [sys.executable, os.path.abspath(__file__), mnt, str(real_mib << 20), str(claimed_mib << 20), *mode],
         stdin=subprocess.DEVNULL,
@@ -106,7 +108,7 @@ def wrapping_card(claimed_mib: int = 64, real_mib: int = 16, drop: bool = False)
         shutil.rmtree(mnt, ignore_errors=True)
 
 
-def _serve(mountpoint: str, real: int, claimed: int, drop: bool) -> None:
+def _serve(mountpoint: str, real: int, claimed: int, drop: bool, cached: bool = False) -> None:
     from fuse import FUSE, FuseOSError, Operations
 
     class Wrapping(Operations):  # type: ignore[misc]
@@ -156,8 +158,8 @@ def _serve(mountpoint: str, real: int, claimed: int, drop: bool) -> None:
                 done += n
             return done
 
-    FUSE(Wrapping(), mountpoint, foreground=True, nothreads=True, direct_io=True)
+    FUSE(Wrapping(), mountpoint, foreground=True, nothreads=True, direct_io=not cached)
 
 
 if __name__ == "__main__":
-    _serve(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:] == ["drop"])
+    _serve(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), "drop" in sys.argv[4:], "cached" in sys.argv[4:])

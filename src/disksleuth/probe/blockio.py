@@ -17,8 +17,15 @@ import stat
 from collections.abc import Iterator
 
 from disksleuth.errors import EnvironmentProblem, SafetyRefusal
+from disksleuth.probe.sysfs import read_regular_file
 
 BLKFLSBUF = 0x1261  # _IO(0x12, 97), linux/fs.h: flush the buffer cache of a block device
+LOOP_GET_STATUS64 = 0x4C05  # linux/loop.h
+LOOP_INFO64 = "=QQQQQIIII64s64s32s2Q"  # struct loop_info64: lo_device, lo_inode, ..., lo_flags, names, key, init
+LO_FLAGS_DIRECT_IO = 16
+POSIX_FADV_DONTNEED = 4
+MAX_PIDS_SCANNED = 65536  # bounds of the scan for processes holding a device open (a host with huge counts)
+MAX_FDS_SCANNED = 1_000_000
 
 
 class BlockIo:
@@ -80,6 +87,85 @@ def open_direct(path: str, block_bytes: int, same_as: int | None = None) -> Iter
             io.buffer.close()
     finally:
         os.close(fd)
+
+
+def drop_backing_cache(fd: int, sysfs_root: str = "/") -> str | None:
+    """For a loop device without direct I/O, drop the page cache of its backing file; what could not be done, in
+    words, or None (not a loop device, direct I/O on, or dropped).
+
+    Such a loop device reads its backing file through that file's page cache, whatever O_DIRECT this side asks: a
+    backing file whose storage lost what was written (a FUSE file, a network file) still hands back every block
+    from the cache, and a card that loses data would be judged whole. After the flush the pages are clean, and
+    POSIX_FADV_DONTNEED drops them, so the reads reach the storage."""
+    import struct
+
+    info = bytearray(struct.calcsize(LOOP_INFO64))
+    try:
+        fcntl.ioctl(fd, LOOP_GET_STATUS64, info)
+    except OSError:
+        return None  # not a loop device (ENOTTY, EINVAL) or not bound (ENXIO)
+    fields = struct.unpack(LOOP_INFO64, info)
+    lo_device, lo_inode, lo_flags = fields[0], fields[1], fields[8]
+    if lo_flags & LO_FLAGS_DIRECT_IO:
+        return None
+    rdev = os.fstat(fd).st_rdev
+    where = os.path.join(sysfs_root, f"sys/dev/block/{os.major(rdev)}:{os.minor(rdev)}/loop/backing_file")
+    raw = read_regular_file(where, 4096)
+    name = raw.decode("utf-8", "surrogateescape").rstrip("\n") if raw else ""
+    doubt = (
+        "it is a loop device without direct I/O, and the page cache of its backing file could not be dropped "
+        "({}): the blocks read back may have come from that cache, so 'holds' is not sure"
+    )
+    try:
+        if (os.stat(name).st_dev, os.stat(name).st_ino) != (lo_device, lo_inode):  # never open what is not it
+            return doubt.format("its name no longer names it")
+        back = os.open(name, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError as exc:
+        return doubt.format(exc.strerror or "cannot open it")
+    try:
+        st = os.fstat(back)
+        if (st.st_dev, st.st_ino) != (lo_device, lo_inode):  # the name now names another file (or was cut)
+            return doubt.format("its name no longer names it")
+        os.posix_fadvise(back, 0, 0, POSIX_FADV_DONTNEED)
+    except OSError as exc:
+        return doubt.format(exc.strerror or "fadvise failed")
+    finally:
+        os.close(back)
+    return None
+
+
+def open_by_processes(fd: int, proc_root: str = "/proc") -> list[str]:
+    """Other processes that hold the block device of `fd` open ('process 123 (qemu)'): an exclusive claim does
+    not see an opener without O_EXCL (a virtual machine's disk, dd, a database on a raw device). Bounded: at most
+    MAX_PIDS_SCANNED processes and MAX_FDS_SCANNED descriptors."""
+    rdev = os.fstat(fd).st_rdev
+    me = str(os.getpid())
+    found: list[str] = []
+    try:
+        pids = sorted((e for e in os.listdir(proc_root) if e.isdigit() and e != me), key=int)[:MAX_PIDS_SCANNED]
+    except OSError:
+        return found
+    budget = MAX_FDS_SCANNED
+    for pid in pids:
+        fd_dir = os.path.join(proc_root, pid, "fd")
+        try:
+            entries = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for entry in entries[:budget]:
+            try:
+                st = os.stat(os.path.join(fd_dir, entry))
+            except OSError:
+                continue
+            if stat.S_ISBLK(st.st_mode) and st.st_rdev == rdev:
+                comm = read_regular_file(os.path.join(proc_root, pid, "comm"), 64)
+                text = comm.decode("utf-8", "replace").strip() if comm else ""
+                found.append(f"process {pid}" + (f" ({text})" if text and text.isprintable() else ""))
+                break
+        budget -= len(entries)
+        if budget <= 0:
+            break
+    return found
 
 
 def error_words(exc: OSError) -> str:
