@@ -35,6 +35,15 @@ class FleetRow:
     serial_id: str | None = None
 
 
+MEMBERS_KIND = "members"  # bench --members: each member of an array read alone and together
+
+
+def device_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The runs that are one device's: a members run reads several devices at once and is stored under their
+    names joined ("loop1,loop0"), which is no device of the fleet (issue 40)."""
+    return [r for r in runs if r.get("kind") != MEMBERS_KIND]
+
+
 def fleet_rows(runs: list[dict[str, Any]], ordered: bool = True) -> list[FleetRow]:
     """Rows from `store.latest.latest_runs_per_host_device`, worst first (worst_first) unless not `ordered` (the
     siblings of one drive in `check`, whose order does not matter)."""

@@ -63,8 +63,9 @@ def render_fleet(summary: FleetSummary, rows: list[FleetRow], limit: int | None,
     if not rows:
         return
     # Numbers and times are never cut: when the terminal is too narrow, whole columns go, in this order.
-    columns = ["host", "device", "worst", "findings", "read MB/s", "ceiling MB/s", "run", "when"]
-    widths = {"host": 6, "device": 6, "worst": 10, "findings": 22, "read MB/s": 9, "ceiling MB/s": 12}
+    # The profile beside the read figure: runs of different profiles read differently (issue 40).
+    columns = ["host", "device", "worst", "findings", "profile", "read MB/s", "ceiling MB/s", "run", "when"]
+    widths = {"host": 6, "device": 6, "worst": 10, "findings": 22, "profile": 7, "read MB/s": 9, "ceiling MB/s": 12}
     widths.update({"run": 4, "when": 16})
     for optional in ("when", "run", "ceiling MB/s"):
         if sum(widths[c] for c in columns) + 2 * (len(columns) - 1) <= out.width:
@@ -90,6 +91,7 @@ def render_fleet(summary: FleetSummary, rows: list[FleetRow], limit: int | None,
             "device": safe_text(device),
             "worst": f"[{_STYLE[r.worst]}]{_MARK[r.worst]}[/]",
             "findings": safe_text(", ".join(r.codes) or "—"),
+            "profile": safe_text(r.profile or "—"),
             # A figure from an older run than the one shown (the newest has none: a write-only sustained run).
             "read MB/s": _mbps(r.seq_read_mbps) + ("*" if older(r) else ""),
             "ceiling MB/s": _mbps(r.ceiling_mbps),

@@ -17,6 +17,7 @@ from disksleuth.analysis.fleet import (
     FleetKey,
     FleetRow,
     FleetSummary,
+    device_runs,
     fleet_keys,
     fleet_row,
     summarise,
@@ -86,7 +87,7 @@ def _fleet(
     # Siblings are judged over every host's drives, then the devices are narrowed by the filters. The counts,
     # filters and order work on light keys; a full row is built only for the devices shown (at 24,000 devices
     # the rows of all of them cost more than the query).
-    runs = latest_runs_per_host_device(db)
+    runs = device_runs(latest_runs_per_host_device(db))
     everything, siblings = fleet_keys(runs)
     if host:
         _matches_some(host, "host", [r for r in everything if FleetFilter(host=host).keeps(r)], everything)
