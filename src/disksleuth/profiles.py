@@ -134,15 +134,15 @@ PROFILES: dict[str, Profile] = {
             runtime_s=5.0,
             # Eight tests in 20 s (docs/PERFORMANCE.md has where the time goes): a ramp of 0.25 s (a queue fills
             # in milliseconds; what drifts for longer, a write cache, no ramp of a test's length would settle),
-            # each test stops as soon as its 95% interval is within --precision, and 13 s of measuring in all
-            # leaves 7 s for the ramps (2 s), fio's start and stop (~0.35 s a test) and the probes. Figures come
+            # each test stops as soon as its 95% interval is within --precision, and 12 s of measuring in all
+            # leaves 8 s for the ramps (2 s), fio's start and stop (0.3-0.6 s a test) and the probes. Figures come
             # from completed requests (analysis/completions.py), whose intervals are narrower at the same length.
             ramp_s=0.25,
             scratch_size_bytes=1 * GIB,
             min_runtime_s=1.0,
             max_runtime_s=3.0,
             min_write_runtime_s=1.5,
-            measure_budget_s=13.0,
+            measure_budget_s=12.0,
         ),
         Profile(
             "mixed",
