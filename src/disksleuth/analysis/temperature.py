@@ -228,8 +228,8 @@ def with_growth(findings: Sequence[Finding], series: Sequence[HealthReading], si
     grew, _ = counter_growth(series, [f"throttle.{k}" for k in THROTTLE_KEYS])
     if not grew:
         return list(findings)
-    if any(f.code == "thermal_throttled" and f.severity == "warn" for f in findings):
-        return list(findings)
+    if any(f.code == "thermal_throttling" or (f.code == "thermal_throttled" and f.severity == "warn") for f in findings):
+        return list(findings)  # a run's own says it already (check's, with its dip in throughput)
     plain = {k.removeprefix("throttle."): v for k, v in grew.items()}
     device = next((f.device for f in findings if f.device), None)
     who = series[-1].device_name or "The drive"
