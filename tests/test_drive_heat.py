@@ -316,3 +316,18 @@ def test_the_history_table_shows_the_heat_minutes_and_the_error_log(capsys) -> N
     out = capsys.readouterr().out
     assert "warn temp min" in out and "error log" in out
     assert "1,873" in out and "1,910" in out
+
+
+def test_growth_between_readings_gives_way_to_a_runs_own_throttling_finding() -> None:
+    from disksleuth.analysis.temperature import with_growth
+    from disksleuth.model import Finding
+    from disksleuth.model.health_history import HealthReading
+
+    series = [
+        HealthReading(0.0, "h", "nvme0", "k", None, counters={"throttle.warning_temp_time": 10}),
+        HealthReading(60.0, "h", "nvme0", "k", None, counters={"throttle.warning_temp_time": 12}),
+    ]
+    (grown,) = with_growth([], series, "since then")
+    assert grown.code == "thermal_throttled" and grown.severity == "warn"
+    run_said = Finding("thermal_throttling", "warn", "m", {}, "h", "nvme0n1")
+    assert with_growth([run_said], series, "since then") == [run_said]

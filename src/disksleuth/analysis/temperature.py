@@ -228,7 +228,8 @@ def with_growth(findings: Sequence[Finding], series: Sequence[HealthReading], si
     grew, _ = counter_growth(series, [f"throttle.{k}" for k in THROTTLE_KEYS])
     if not grew:
         return list(findings)
-    if any(f.code == "thermal_throttling" or (f.code == "thermal_throttled" and f.severity == "warn") for f in findings):
+    said = {(f.code, f.severity) for f in findings}
+    if ("thermal_throttled", "warn") in said or any(code == "thermal_throttling" for code, _ in said):
         return list(findings)  # a run's own says it already (check's, with its dip in throughput)
     plain = {k.removeprefix("throttle."): v for k, v in grew.items()}
     device = next((f.device for f in findings if f.device), None)
