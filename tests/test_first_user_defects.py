@@ -270,3 +270,88 @@ def test_6_above_the_ram_reference_is_not_ok():
     from disksleuth.analysis.reference import reference_exceeded
 
     assert reference_exceeded(run.tests[:1]) is None  # 46%: below the reference, nothing to say
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/loop-control"), reason="needs root and loop devices")
+def test_11_a_ram_backed_loop_devices_tests_are_marked_as_a_tmpfs_directorys():
+    """Before: a loop device over a /dev/shm image (direct I/O on) read 7,391 MB/s with no `*` and cache_affected
+    false, while the same memory as a tmpfs directory was marked. probe.memory finds the memory under the real loop
+    device; the stored quick run on /tmp (vda) stands for its figures."""
+    import dataclasses
+    import json
+
+    from conftest import loop_device
+
+    from disksleuth.analysis.memory_tests import with_memory_marked
+    from disksleuth.doc.run import run_from_dict
+    from disksleuth.model.limits import IoLimit
+    from disksleuth.probe.memory import target_memory_backing
+
+    with open(REAL_RUNS) as fh:
+        run = run_from_dict(json.load(fh)["runs"][2])
+    assert not any(t.cache_affected for t in run.tests)
+    with loop_device(8) as dev:
+        memory = target_memory_backing(None, None, os.path.basename(dev))
+    assert memory is not None and memory.kind == "tmpfs"
+    marked = with_memory_marked(run, memory)
+    assert all(t.cache_affected for t in marked.tests)
+    assert marked.notes[-1].endswith("tmpfs on /dev/shm (memory): these figures measure RAM, not a disk")
+    assert with_memory_marked(marked, memory) == marked  # said once
+    assert with_memory_marked(run, None) == run
+    # A test a cgroup limit held measures the limit, not RAM (the throttled RAM loops of the baseline tests).
+    cap = IoLimit("vda", "254:0", "read_bps", 900_000_000, "/t", 1, "blkio.throttle.read_bps_device", "/t", "")
+    held = with_memory_marked(dataclasses.replace(run, tests=run.tests[:1]), memory, [cap])
+    assert not held.tests[0].cache_affected
+
+
+@needs_fio
+@pytest.mark.slow
+@pytest.mark.long
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/loop-control"), reason="needs root and loop devices")
+def test_11_bench_of_a_ram_backed_loop_marks_its_tests(cli):
+    """End to end, real fio on a real loop device over /dev/shm: every test `*`, as a tmpfs directory's."""
+    from conftest import loop_device
+
+    with loop_device(16) as dev:
+        res = cli("bench", dev, "--time", "1", "--size", "8M", "--no-save", "--json")
+    doc = res.json()
+    assert doc["tests"] and all(t["cache_affected"] for t in doc["tests"]), doc["tests"]
+    assert any("(memory): these figures measure RAM, not a disk" in n for n in doc["run"]["notes"])
+
+
+def test_12_fleet_shows_each_devices_profile_and_no_members_run_as_a_device(cli, tmp_path):
+    """Before: no profile column (a riscos, a mixed and a quick run's read MB/s side by side), and the bench
+    --members run stood in the fleet as a device named `loop3,loop4`."""
+    db = str(tmp_path / "f.db")
+    for name in ("real-runs-export", "members-loops-export", "x1-to-x4-export"):
+        assert cli("import", f"tests/data/store/{name}.json", "--db", db).code == 0
+    res = cli("fleet", "--db", db)
+    assert res.code == 0, res.err  # the members run's member_slow (warn) was the fleet's only warning
+    head = next(line for line in res.out.splitlines() if line.startswith("host"))
+    assert head.split()[:6] == ["host", "device", "worst", "findings", "profile", "read"], head
+    assert "loop3,loop4" not in res.out and "member_slow" not in res.out
+    devices = cli("fleet", "--db", db, "--json").json()["fleet"]
+    rows = devices["rows"]
+    assert rows and all("," not in str(r.get("device")) for r in rows)
+    assert all(r.get("profile") for r in rows)
+
+
+def test_13_metrics_carry_no_float_noise():
+    """Before: disksleuth_bench_bytes_per_second ... 4.2928199999999995e+09 (4292.82 MB/s times 1e6)."""
+    from disksleuth.model.exporter import Snapshot
+    from disksleuth.present.prometheus import exposition
+
+    figure = {"device": "nvme0n1", "test_id": "SEQ1M_Q8T1_read", "read_mbps": 4292.82, "lat_p99_us": 1234.56}
+    text = exposition(Snapshot(disks=(), bench=(figure,), bench_error=None, hostname="h")).decode()
+    sample = 'disksleuth_bench_bytes_per_second{device="nvme0n1",direction="read",test="SEQ1M_Q8T1_read"}'
+    assert f"{sample} 4.29282e+09" in text
+    assert "99999" not in text and "00000001" not in text, text
+
+
+def test_13_the_health_history_header_cuts_no_word(cli, tmp_path):
+    """Before: 'uncorrected writ' headed the SCSI drive's uncorrected write errors column."""
+    db = str(tmp_path / "h.db")
+    seagate = f"{SMARTCTL}/SEAGATE_ST373453LC_26.json"
+    assert cli("health", "--from-smartctl", seagate, "--as-device", "sdq", "--db", db).code == 1
+    head = cli("health", "--history", "sdq", "--db", db).out.splitlines()[1]
+    assert head.endswith("grown defects  uncorrected read  uncorrected write"), head

@@ -263,7 +263,17 @@ def _counter_label(key: str) -> str:
     m = re.search(r"\((ATA \d+)\)$", key)
     if m:
         return m.group(1)
-    return shown_name(key).removeprefix("NVMe ").removeprefix("SCSI ")[:16]
+    return _whole_words(shown_name(key).removeprefix("NVMe ").removeprefix("SCSI "), 18)
+
+
+def _whole_words(text: str, limit: int) -> str:
+    """The first words of `text` that fit in `limit` characters, never a word cut ('uncorrected writ')."""
+    out = ""
+    for word in text.split():
+        if out and len(out) + 1 + len(word) > limit:
+            break
+        out = f"{out} {word}" if out else word
+    return out
 
 
 def render_history(view: HistoryView) -> None:

@@ -137,7 +137,7 @@ def families(snap: Snapshot) -> list[Metric]:
             size.add_metric([name], dev.size_bytes)
         for state, mbps in (("current", disk.chain.current_ceiling_mbps), ("capable", disk.chain.capable_ceiling_mbps)):
             if mbps is not None:
-                ceiling.add_metric([name, state], mbps * MB)
+                ceiling.add_metric([name, state], round(mbps * MB))  # whole bytes: 4292.82 * 1e6 is 4292819999.9999995
         for index, hc in enumerate(disk.chain.hops):
             address, port = _hop_address(hc.hop)
             location = _pci_location(hc.hop.name) if isinstance(hc.hop, PcieHop) else ["", "", "", ""]
@@ -149,7 +149,7 @@ def families(snap: Snapshot) -> list[Metric]:
             )
             for state, mbps in (("current", hc.current_mbps), ("capable", hc.capable_mbps)):
                 if mbps is not None:
-                    hop_ceiling.add_metric([name, str(index), state], mbps * MB)
+                    hop_ceiling.add_metric([name, str(index), state], round(mbps * MB))
         for f in disk.findings:
             finding.add_metric([name, _label(f.code), f.severity], 1)
         if disk.health_read_at is not None:
@@ -203,7 +203,7 @@ def families(snap: Snapshot) -> list[Metric]:
                 baseline_ratio.add_metric([*labels, direction], t[f"baseline_{direction}_ratio"])
         for direction in ("read", "write"):
             if t.get(f"{direction}_mbps") is not None:
-                bench_bps.add_metric([*labels, direction], t[f"{direction}_mbps"] * MB)
+                bench_bps.add_metric([*labels, direction], round(t[f"{direction}_mbps"] * MB))
             if t.get(f"{direction}_iops") is not None:
                 bench_iops.add_metric([*labels, direction], t[f"{direction}_iops"])
         split = any(t.get(f"{d}_{key}") is not None for d in ("read", "write") for _, key in _LATENCY_STATS)
@@ -211,9 +211,9 @@ def families(snap: Snapshot) -> list[Metric]:
             if split:
                 for d in ("read", "write"):
                     if t.get(f"{d}_{key}") is not None:
-                        direction_latency.add_metric([*labels, d, stat], t[f"{d}_{key}"] / 1e6)
+                        direction_latency.add_metric([*labels, d, stat], round(t[f"{d}_{key}"] / 1e6, 9))
             elif t.get(key) is not None:
-                bench_latency.add_metric([*labels, stat], t[key] / 1e6)
+                bench_latency.add_metric([*labels, stat], round(t[key] / 1e6, 9))
         if t.get("started_at_s") is not None:
             bench_time.add_metric(labels, t["started_at_s"])
 

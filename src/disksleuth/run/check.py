@@ -18,6 +18,7 @@ from disksleuth.analysis.ceilings import link_chain
 from disksleuth.analysis.health import no_smart_reason
 from disksleuth.analysis.limits import with_limits, without_limits
 from disksleuth.analysis.members import expectation, tree_findings
+from disksleuth.analysis.memory_tests import with_memory_marked
 from disksleuth.analysis.sustained import findings as sustained_findings
 from disksleuth.analysis.verdicts import assess_run, figures_from_tests
 from disksleuth.doc.run import run_to_dict
@@ -162,7 +163,9 @@ def measure(
     if run.tests:  # the path's PCIe error counters read again (issue 36): growth during the test is link_errors
         device, link_errors = errors_during(inspected.device, inspected.sysfs_root)
         inspected = replace(inspected, device=device)
-    a = assess_run(run, inspected.device, memory=memory_of(target), target_kind=target.kind, limits=inspected.limits)
+    memory = memory_of(target)
+    run = with_memory_marked(run, memory, inspected.limits)  # a RAM-backed loop's tests are `*` as on tmpfs
+    a = assess_run(run, inspected.device, memory=memory, target_kind=target.kind, limits=inspected.limits)
     findings = with_link_errors(with_sustained_findings(a.findings, run), link_errors)
     health = run.health_after or run.health_before
     if history is not None and health is not None:
