@@ -107,7 +107,7 @@ def progress_clock(elapsed_s: float, total_s: float) -> str:
     """"12/30 s". fio's clock includes its set-up and the wind-down after a stop request, so it
     can pass the planned length: then the elapsed time alone, never "3/2 s"."""
     if total_s and elapsed_s <= total_s:
-        # The total to a tenth: the quick profile's 3 s maximum and 0.5 s ramp are "/3.5 s", never "/4 s".
+        # The total to a hundredth: the quick profile's 3 s maximum and 0.5 s ramp are "/3.5 s", never "/4 s".
         return f"{int(elapsed_s)}/{round(total_s, 2):g} s"  # whole seconds gone, never rounded up past it
     return f"{elapsed_s:.0f} s"
 
