@@ -71,3 +71,15 @@ def test_the_quick_profiles_maximum_is_the_one_the_readme_and_the_progress_bar_s
     total = (quick.max_runtime_s or 0.0) + quick.ramp_s
     assert bar and float(bar.group(1)) == total
     assert progress_clock(1.0, total) == f"1/{bar.group(1)} s"
+
+
+def test_the_80_column_show_example_is_what_the_command_prints(cli, tmp_path, monkeypatch):
+    """The README's narrow-terminal example, from the real riscos run it names."""
+    shown = _block_after(_readme(), "disksleuth show 1")
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("NO_COLOR", "1")
+    db = str(tmp_path / "s.db")
+    assert cli("import", os.path.join(REPO, "tests/data/store/real-runs-export.json"), "--db", db).code == 0
+    res = cli("show", "1", "--db", db)
+    assert res.code == 0, res.err
+    assert res.out.rstrip() == shown

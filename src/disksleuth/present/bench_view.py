@@ -345,7 +345,7 @@ def render_run(run: Run, show_commands: bool = False) -> None:
     if hidden:
         out.print(f"[dim]hidden at {out.width} columns: {', '.join(hidden)} (--json has every figure)[/dim]")
     mixed = mixed_latency_line(run.tests)
-    if mixed and "lat mean µs" not in hidden:
+    if mixed and not {"lat mean µs", "p50 µs", "p99 µs", "p99.9 µs", "max µs"} <= set(hidden):
         out.print(f"[dim]{safe_text(mixed)}[/dim]")
     if "± 95%" not in hidden and run.tests:
         out.print(f"[dim]{ci_legend(run.tests)}[/dim]")
