@@ -21,6 +21,9 @@ from disksleuth.model.watch import Change, Message
 from disksleuth.present.watch_view import change_line, changes_title, heartbeat_text, overdue_text, test_text
 
 SEND_TIMEOUT_S = 10.0  # per target: connect and read each (Apprise's own defaults are 4 s connect, 4 s read)
+SEND_DEADLINE_S = 30.0  # one message to one target, all of it: a receiver trickling a byte every few seconds
+# never trips a read timeout, and Apprise's own worker (60 s) kept the process from ever exiting
+MAX_TARGETS = 16
 MAX_BODY_CHARS = 4000  # Telegram takes 4096, Discord 2000 per message (Apprise splits what is longer)
 
 
@@ -41,6 +44,9 @@ def check_urls(urls: Sequence[str]) -> None:
     """Refuse a URL Apprise cannot use before anything is read (one line, the URL's scheme only)."""
     if not urls:
         return
+    if len(urls) > MAX_TARGETS:  # each is a request per message, each up to SEND_DEADLINE_S: a pass stays short
+        raise UsageError(f"{len(urls)} notify URLs: at most {MAX_TARGETS} (one Apprise URL can name several "
+                         "recipients of one service)")  # fmt: skip
     with _no_deprecation_warnings():
         _check_urls(urls)
 
@@ -61,7 +67,7 @@ def _check_urls(urls: Sequence[str]) -> None:
             plugin = apprise.Apprise.instantiate(url, suppress_exceptions=True)
             said = str(logs.getvalue()) if hasattr(logs, "getvalue") else ""
         if plugin is None:
-            why = next((_plain(line) for line in said.splitlines() if _plain(line)), "")
+            why = next((_plain(line, url) for line in said.splitlines() if _plain(line, url)), "")
             raise UsageError(
                 f"Apprise cannot use this {scheme[:20]} URL"
                 + (f": {why}" if why else " (unknown scheme, or a part missing)")
@@ -122,12 +128,35 @@ def send(target: Target, message: Message) -> str | None:
 
 
 def _send(target: Target, message: Message) -> str | None:
+    """In a daemon thread of ours, waited for SEND_DEADLINE_S at most: a receiver that never finishes leaves that
+    thread behind, and it ends with the process (Apprise's own workers are not daemons and would keep it alive)."""
+    import threading
+
+    outcome: list[str | None] = []
+
+    def work() -> None:
+        try:
+            outcome.append(_send_now(target, message))
+        except Exception as exc:  # noqa: BLE001  (a plugin's own failure, said in one line)
+            outcome.append(_plain(f"{type(exc).__name__}: {exc}", target.url))
+
+    worker = threading.Thread(target=work, name="disksleuth-notify", daemon=True)
+    worker.start()
+    worker.join(SEND_DEADLINE_S)
+    if not outcome:
+        return f"no answer within {SEND_DEADLINE_S:g} s"
+    return outcome[0]
+
+
+def _send_now(target: Target, message: Message) -> str | None:
     import logging
 
     apprise = _apprise()
     kinds = {"critical": apprise.NotifyType.FAILURE, "warn": apprise.NotifyType.WARNING}
-    obj = apprise.Apprise()
-    plugin = apprise.Apprise.instantiate(target.url, suppress_exceptions=True)
+    # In this thread, no deadline of Apprise's: its deadline runs the send in a worker thread of its own.
+    asset = apprise.AppriseAsset(async_mode=False, service_timeout=0)
+    obj = apprise.Apprise(asset=asset)
+    plugin = apprise.Apprise.instantiate(target.url, asset=asset, suppress_exceptions=True)
     if plugin is None:
         return "Apprise cannot use this URL"
     # Apprise's per-plugin timeouts (socket_connect_timeout, socket_read_timeout) bound each request.
@@ -143,11 +172,30 @@ def _send(target: Target, message: Message) -> str | None:
     if ok:
         return None
     reason = next((line.strip() for line in str(said).splitlines() if line.strip()), "")
-    return _plain(reason) or "the target did not take the message"
+    return _plain(reason, target.url) or "the target did not take the message"
 
 
-def _plain(text: str) -> str:
-    """Apprise's log line, cut to one short line with no URL in it (a URL may hold a token)."""
+def _plain(text: str, url: str = "") -> str:
+    """Apprise's log line, cut to one short line with no URL in it (a URL may hold a token), and none of the URL's
+    parts either: Apprise names an ntfy topic (which is its password), and a plugin may name a user or a token."""
     words = [w for w in text.split() if "://" not in w]
     line = " ".join(words)
+    for part in _secret_parts(url):
+        line = line.replace(part, "…")
     return line[:200]
+
+
+def _secret_parts(url: str) -> list[str]:
+    """The URL's pieces that may be secret (user, password, token, topic, path, query values), longest first, both
+    as written and percent-decoded. Kept: the scheme, and a host name with a dot or an IPv4 address (where a
+    message went is no secret; a bot token in the host place has no dot)."""
+    import re
+    from urllib.parse import unquote
+
+    rest = url.partition("://")[2]
+    pieces = set()
+    for raw in re.split(r"[/:@?&=#,;+]", rest):
+        for piece in (raw, unquote(raw)):
+            if len(piece) >= 3 and not re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+)+", piece):
+                pieces.add(piece)
+    return sorted(pieces, key=len, reverse=True)

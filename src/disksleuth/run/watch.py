@@ -5,6 +5,7 @@ systemd units that run it (a daily pass, a weekly short self-test, a monthly lon
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import socket
@@ -50,6 +51,8 @@ def read_config(path: str | None) -> WatchConfig:
         doc = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"{path}: not TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses once per nested array or table: 64 KiB of "[" is too deep for it
+        raise UsageError(f"{path}: not a watch config: values nested too deeply") from None
     known = {"notify", "quiet_hours", "mute", "heartbeat_days", "overdue_hours"}
     unknown = sorted(set(doc) - known)
     if unknown:
@@ -227,19 +230,23 @@ def _deliver(
     """Quiet hours: the pass's messages wait in the outbox. Else every waiting message of each target is sent
     (held ones and failed ones first, oldest first)."""
     from disksleuth.run import notify
-    from disksleuth.store.watch import claim, mark
+    from disksleuth.store.watch import claim, mark, release
 
     out: list[Delivery] = []
     for target in targets:
         if quiet:
             out.extend(Delivery(target.label, m.kind, m.title, "held", None, now) for m in messages)
             continue
-        for q in claim(store, host, target.id, now):
+        queued = claim(store, host, target.id, now)  # a bounded batch: a long backlog drains over several passes
+        for index, q in enumerate(queued):
             error = notify.send(target, q.message)
             sent_at = None if error else time.time()
             mark(store, q.id, sent_at_s=sent_at, error=error, attempts=q.attempts + 1)
             out.append(Delivery(target.label, q.message.kind, q.message.title, "failed" if error else "sent", error,
                                 q.created_at_s))  # fmt: skip
+            if error:  # a target down now is down for the rest: the others wait, untried, for the next pass
+                release(store, queued[index + 1 :])
+                break
     return out
 
 
@@ -447,10 +454,7 @@ def _systemd_quote(arg: str) -> str:
 def install_units(unit_dir: str, texts: dict[str, str], private: bool = False) -> list[str]:
     """Write each unit; a file there that disksleuth did not write is never replaced. `private`: the units name a
     store URL with a password, so only root reads them (0600; systemd runs as root), else 0644 as units are."""
-    from disksleuth.outfile import write_private_text
-
-    if not os.path.isdir(unit_dir):
-        raise UsageError(f"{unit_dir}: no such directory for the systemd units")
+    _unit_dir_or_refuse(unit_dir)
     for name in texts:
         path = os.path.join(unit_dir, name)
         if os.path.lexists(path) and not _ours(path):
@@ -458,14 +462,50 @@ def install_units(unit_dir: str, texts: dict[str, str], private: bool = False) -
     written = []
     for name, text in texts.items():
         path = os.path.join(unit_dir, name)
-        write_private_text(path, text)  # a new file renamed over ours (checked above): never written through
-        os.chmod(path, 0o600 if private else 0o644)
+        _write_unit(path, text, 0o600 if private else 0o644)
         written.append(path)
     return written
 
 
+def _unit_dir_or_refuse(unit_dir: str) -> None:
+    """The units run as root: a directory others can write to would let them replace the units (or swap a name
+    between our check and our write or unlink), so it is refused, as one owned by another user is."""
+    import stat
+
+    try:
+        st = os.stat(unit_dir)
+    except OSError:
+        st = None
+    if st is None or not stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{unit_dir}: no such directory for the systemd units")
+    if st.st_mode & 0o022 or st.st_uid not in (0, os.geteuid()):
+        raise UsageError(
+            f"{unit_dir} can be written by other users (mode {stat.S_IMODE(st.st_mode):04o}, owner uid {st.st_uid}): "
+            "the units run as root, so whoever writes there could change what runs; give a directory only you "
+            "and root can write"
+        )
+
+
+def _write_unit(path: str, text: str, mode: int) -> None:
+    """A new file beside PATH, its mode set on the descriptor, renamed over PATH (never written through a link,
+    and no chmod by name afterwards that a swapped name could redirect)."""
+    import tempfile
+
+    fd, temp = tempfile.mkstemp(prefix=".disksleuth-", suffix=".tmp", dir=os.path.dirname(path))
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
 def uninstall_units(unit_dir: str) -> tuple[list[str], list[str]]:
     """Remove the units disksleuth wrote (its marker line first); what else has those names stays."""
+    _unit_dir_or_refuse(unit_dir)
     removed, left = [], []
     for name in UNIT_NAMES:
         path = os.path.join(unit_dir, name)
@@ -484,7 +524,8 @@ def _ours(path: str) -> bool:
     import stat
 
     try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():  # another user's file says what it likes
             return False
         with open(path, encoding="utf-8", errors="replace") as fh:
             return fh.readline(len(MARKER) + 2).rstrip("\n") == MARKER

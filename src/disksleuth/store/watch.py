@@ -97,31 +97,72 @@ def record_pass(
     return True
 
 
+CLAIM_BATCH = 10  # messages sent to one target by one pass at most: the rest wait for the next pass
+MAX_AGE_S = 30 * 86400.0  # a message no target took in this long is given up: news a month old is no news
+WAITING = ("new", "failed", "quiet_hours")
+SENDING = "sending@"  # and the time it was claimed: a sender dead for RECLAIM_S gives it back
+
+
 @dataclass(frozen=True)
 class Queued:
     id: int
     message: Message
     created_at_s: float
     attempts: int
+    held: str = "new"  # what it was before this claim (release() puts it back)
 
 
-def claim(store: Store, hostname: str, target: str, now_s: float) -> list[Queued]:
-    """A target's unsent messages, oldest first, claimed for this sender (held = "sending") in one transaction:
-    two passes at once never send the same message twice."""
+def _claimed_at(held: str, created_at_s: float) -> float:
+    """When a message being sent was claimed ("sending" alone, from an older disksleuth: when it was made)."""
+    try:
+        return float(held[len(SENDING) :]) if held.startswith(SENDING) else created_at_s
+    except ValueError:
+        return created_at_s
+
+
+def claim(store: Store, hostname: str, target: str, now_s: float, limit: int = CLAIM_BATCH) -> list[Queued]:
+    """At most `limit` of a target's unsent messages, oldest first, claimed for this sender (held = "sending@" and
+    now) in one transaction. Each row is claimed only if it is still what was read, so two passes at once (on
+    PostgreSQL too, where both may read it) never send the same message twice; a message another sender claimed is
+    taken back only when that claim is RECLAIM_S old (the message's own age says nothing: a message held through
+    the night is old when it is first sent)."""
     t = WATCH_OUTBOX
-    waiting = sa.or_(
-        t.c.held.in_(("new", "failed", "quiet_hours")),
-        sa.and_(t.c.held == "sending", t.c.created_at_s < now_s - RECLAIM_S),
-    )
     mine = sa.and_(t.c.hostname == hostname, t.c.target == target, t.c.sent_at_s.is_(None))
+    order = (t.c.created_at_s, t.c.id)
     with store._errors("write to"), store._writing() as conn:
-        rows = conn.execute(sa.select(t).where(mine, waiting).order_by(t.c.created_at_s, t.c.id)).fetchall()
-        if rows:
-            conn.execute(t.update().where(t.c.id.in_([r.id for r in rows])).values(held="sending"))
+        conn.execute(
+            t.update()
+            .where(mine, t.c.held.in_(WAITING), t.c.created_at_s < now_s - MAX_AGE_S)
+            .values(held=None, last_error=f"given up: not taken within {MAX_AGE_S / 86400:.0f} days")
+        )
+        waiting = conn.execute(sa.select(t).where(mine, t.c.held.in_(WAITING)).order_by(*order).limit(limit)).fetchall()
+        sending = conn.execute(
+            sa.select(t).where(mine, t.c.held.like("sending%")).order_by(*order).limit(4 * limit)
+        ).fetchall()
+        stale = [r for r in sending if _claimed_at(r.held, float(r.created_at_s)) < now_s - RECLAIM_S]
+        rows = sorted([*waiting, *stale], key=lambda r: (float(r.created_at_s), int(r.id)))[:limit]
+        got = []
+        for r in rows:
+            done = conn.execute(
+                t.update().where(t.c.id == r.id, t.c.held == r.held).values(held=f"{SENDING}{now_s:.3f}")
+            )
+            if done.rowcount == 1:
+                got.append(r)
     return [
-        Queued(int(r.id), Message(r.kind, r.severity, r.title, r.body), float(r.created_at_s), int(r.attempts))
-        for r in rows
-    ]
+        Queued(
+            int(r.id), Message(r.kind, r.severity, r.title, r.body), float(r.created_at_s), int(r.attempts),
+            r.held if r.held in WAITING else "failed",
+        )
+        for r in got
+    ]  # fmt: skip
+
+
+def release(store: Store, queued: list[Queued]) -> None:
+    """Claimed messages not tried (their target failed on an earlier one this pass): waiting again, as they were."""
+    t = WATCH_OUTBOX
+    with store._errors("write to"), store._writing() as conn:
+        for q in queued:
+            conn.execute(t.update().where(t.c.id == q.id).values(held=q.held))
 
 
 def mark(store: Store, row_id: int, *, sent_at_s: float | None, error: str | None, attempts: int) -> None:
