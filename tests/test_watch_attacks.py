@@ -161,3 +161,39 @@ def test_units_go_only_where_no_one_else_can_write_and_never_over_anothers_file(
     res = cli("watch", "--uninstall", "--unit-dir", str(units))
     assert res.code == 0 and foreign.exists() and "not written by disksleuth: left as it is" in res.out
     assert socket.gethostname()  # (the hostname is what the units' passes are keyed by; nothing else here)
+
+
+def test_a_store_password_is_in_no_command_line_and_leaves_with_the_units(cli, tmp_path) -> None:  # noqa: ANN001
+    """ExecStart is every user's to read (ps while the pass runs, `systemctl show` at any time): the password goes
+    in a 0600 environment file beside the units, which --uninstall removes with them."""
+    units = tmp_path / "units"
+    units.mkdir()
+    res = cli("watch", "--install", "--unit-dir", str(units), "--db", "postgresql://w:s3cret@db.example/ds")
+    assert res.code == 0, res.err
+    env = units / "disksleuth-watch.env"
+    for name in os.listdir(units):
+        text = (units / name).read_text()
+        assert ("s3cret" in text) == (name == "disksleuth-watch.env"), name
+    assert env.stat().st_mode & 0o777 == 0o600
+    assert "DISKSLEUTH_DB='postgresql://w:s3cret@db.example/ds'" in env.read_text()
+    service = (units / "disksleuth-watch.service").read_text()
+    assert f"EnvironmentFile={env}\n" in service and "--db" not in service
+    assert cli("watch", "--install", "--unit-dir", str(units), "--db", str(tmp_path / "s.sqlite")).code == 0
+    assert not env.exists()  # a later install without a password takes the old one away
+    assert cli("watch", "--install", "--unit-dir", str(units), "--db", "postgresql://w:s3cret@db.example/ds").code == 0
+    assert cli("watch", "--uninstall", "--unit-dir", str(units)).code == 0 and os.listdir(units) == []
+
+
+def test_an_exec_line_keeps_a_path_as_it_is(cli, tmp_path) -> None:  # noqa: ANN001
+    """systemd undoes C escapes and expands $ and % in ExecStart, inside quotes too: a config at .../x\\new.toml was
+    read as .../x<newline>ew.toml."""
+    odd = tmp_path / "a b$HOME%n\\new"
+    odd.mkdir()
+    conf = odd / "w.toml"
+    conf.write_text("")
+    units = tmp_path / "units"
+    units.mkdir()
+    res = cli("watch", "--install", "--unit-dir", str(units), "--config", str(conf), "--db", str(tmp_path / "s.db"))
+    assert res.code == 0, res.err
+    service = (units / "disksleuth-watch.service").read_text()
+    assert f"--config '{tmp_path}/a b$$HOME%%n\\\\new/w.toml'" in service, service

@@ -130,13 +130,16 @@ def _install(args: argparse.Namespace, env: Environment) -> int:
     if args.notify or args.mute or args.quiet_hours or args.heartbeat_days or args.self_test:
         raise UsageError("--install writes units that read --config FILE: put notify URLs, mutes and quiet hours there")
     unit_dir = args.unit_dir or DEFAULT_UNIT_DIR
-    texts = unit_texts(config_path=args.config, db=args.db, schedule=_schedule(args))
+    texts = unit_texts(config_path=args.config, db=args.db, schedule=_schedule(args), unit_dir=unit_dir)
     private = holds_secret(unit_db(args.db))
     written = install_units(unit_dir, texts, private=private)
     timers = [p.rsplit("/", 1)[-1] for p in written if p.endswith(".timer")]
     notes = [f"systemctl daemon-reload && systemctl enable --now {' '.join(timers)}"]
     if private:
-        notes.append("the store URL holds a password: the units are readable by root only (0600)")
+        notes.append(
+            "the store URL holds a password: it is kept in disksleuth-watch.env, not in the units' "
+            "command lines, and the files are readable by root only (0600)"
+        )
     if args.config is None:
         notes.append("no --config: the pass notifies nobody; give --install --config FILE with a notify list")
     if args.json:

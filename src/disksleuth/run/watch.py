@@ -375,7 +375,9 @@ UNIT_NAMES = (
     "disksleuth-selftest-short.timer",
     "disksleuth-selftest-long.service",
     "disksleuth-selftest-long.timer",
+    "disksleuth-watch.env",
 )
+ENV_FILE = "disksleuth-watch.env"  # the store URL when it holds a password: never in ExecStart
 DEFAULT_SCHEDULE = {
     "watch": "*-*-* 08:00:00",
     "selftest-short": "Sun *-*-* 03:00:00",
@@ -392,16 +394,32 @@ def _calendar(text: str, option: str) -> str | None:
     return value
 
 
-def unit_texts(*, config_path: str | None, db: str | None, schedule: dict[str, str | None]) -> dict[str, str]:
-    """The units' text: a oneshot service and its timer for the pass and for each self-test kind scheduled."""
-    import shlex
+def unit_texts(
+    *, config_path: str | None, db: str | None, schedule: dict[str, str | None], unit_dir: str | None = None
+) -> dict[str, str]:
+    """The units' text: a oneshot service and its timer for the pass and for each self-test kind scheduled.
+
+    A store URL with a password goes in ENV_FILE (0600, beside the units, `unit_dir`), read through
+    EnvironmentFile=: an ExecStart line is every user's to read, in `ps` while the pass runs and in
+    `systemctl show` at any time."""
     import sys
 
     base = [sys.executable, "-m", "disksleuth", "watch"]
     if config_path:
         base += ["--config", os.path.abspath(config_path)]
-    base += ["--db", unit_db(db)]
+    store = unit_db(db)
     out: dict[str, str] = {}
+    env_line = ""
+    if holds_secret(store):
+        if any(ch in store for ch in "'$\\\n\r") or not store.isprintable():
+            raise UsageError(
+                "--install: the store URL holds a character a systemd environment file cannot carry as it is "
+                "(a quote, $, a backslash or a control character); percent-encode it in the URL"
+            )
+        out[ENV_FILE] = f"{MARKER}\nDISKSLEUTH_DB='{store}'\n"
+        env_line = f"EnvironmentFile={os.path.join(os.path.abspath(unit_dir or '.'), ENV_FILE)}\n"
+    else:
+        base += ["--db", store]
     for name, extra, what in (
         ("watch", [], "a daily pass over every drive"),
         ("selftest-short", ["--self-test", "short"], "a short SMART self-test of every drive, then a pass"),
@@ -410,14 +428,14 @@ def unit_texts(*, config_path: str | None, db: str | None, schedule: dict[str, s
         calendar = schedule.get(name)
         if calendar is None:
             continue
-        command = " ".join(_systemd_quote(shlex.quote(a)) for a in [*base, *extra])
+        command = " ".join(_systemd_quote(a) for a in [*base, *extra])
         out[f"disksleuth-{name}.service"] = (
             f"{MARKER}\n[Unit]\nDescription=disksleuth watch: {what}\n"
             "After=local-fs.target network-online.target\n"
             "Wants=network-online.target\n\n"
             "[Service]\nType=oneshot\n"
             "# 1: the pass found something new at warn or critical (it was notified): not a failure of the unit\n"
-            f"SuccessExitStatus=1\nExecStart={command}\nNice=10\nIOSchedulingClass=idle\n"
+            f"SuccessExitStatus=1\n{env_line}ExecStart={command}\nNice=10\nIOSchedulingClass=idle\n"
         )
         out[f"disksleuth-{name}.timer"] = (
             f"{MARKER}\n[Unit]\nDescription=disksleuth watch: {what}\n\n"
@@ -448,7 +466,15 @@ def holds_secret(db: str) -> bool:
 
 
 def _systemd_quote(arg: str) -> str:
-    return arg.replace("%", "%%")  # systemd expands % specifiers in ExecStart
+    """One word of an ExecStart line (systemd.service, "Command lines"): quoted as a shell would, then `\\`
+    doubled (C escapes are undone, inside quotes too), `%` doubled (specifiers) and `$` doubled (variables are
+    expanded, inside quotes too). A quote inside a word, or a control character, is refused: systemd's reading
+    of those is not a shell's."""
+    import shlex
+
+    if any(ch in arg for ch in "'\"") or not arg.isprintable():
+        raise UsageError(f"--install: a path the units name holds a quote or a control character: {arg!r}")
+    return shlex.quote(arg).replace("\\", "\\\\").replace("%", "%%").replace("$", "$$")
 
 
 def install_units(unit_dir: str, texts: dict[str, str], private: bool = False) -> list[str]:
@@ -464,6 +490,9 @@ def install_units(unit_dir: str, texts: dict[str, str], private: bool = False) -
         path = os.path.join(unit_dir, name)
         _write_unit(path, text, 0o600 if private else 0o644)
         written.append(path)
+    stale = os.path.join(unit_dir, ENV_FILE)  # a password an earlier install kept, no longer named by the units
+    if ENV_FILE not in texts and os.path.lexists(stale) and _ours(stale):
+        os.unlink(stale)
     return written
 
 
