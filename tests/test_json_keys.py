@@ -159,7 +159,21 @@ PASTED = [
     ("lspci", "rendered", "lspci390-vvnn-cap-phy32.txt"),
     ("hdparm", "pippim-askubuntu-1033986-hdparm-tT.txt"),
     ("fio", "fio-howto-client1-write-7k.txt"),
+    ("lspci", "pciutils-cap-vendor-virtio.txt"),  # lines it does not read: source.skipped[] holds them
 ]
+
+
+def _watch_twice(inputs: Inputs) -> list[list[str]]:
+    """A first pass (every finding new) and a second (no change) over a tree with a failing member's SMART."""
+    db = inputs.store_copy()
+    tree = os.path.join(SYSFS, "array_raid1_failing_member")
+    return [["watch", "--sysfs-root", tree, "--db", db]] * 2
+
+
+def _watch_units(inputs: Inputs) -> list[list[str]]:
+    units = os.path.join(inputs.tmp, f"units-{uuid.uuid4().hex[:8]}")
+    os.mkdir(units)
+    return [["watch", "--install", "--unit-dir", units], ["watch", "--uninstall", "--unit-dir", units]]
 
 
 def _health_files(*patterns: str) -> Invocations:
@@ -187,6 +201,8 @@ CASES = [
     Case(("completion", "zsh"), "zsh", lambda _: [["completion", "zsh"]]),
     Case(("completion", "fish"), "fish", lambda _: [["completion", "fish"]]),
     Case(("manpage",), "page", lambda _: [["manpage"]]),
+    Case(("watch",), "two_passes_over_a_failing_member", _watch_twice, measured=True),
+    Case(("watch",), "units", _watch_units),
     Case(("list",), "every_tree", lambda _: [["list", "--sysfs-root", t] for t in TREES]),
     Case(("list",), "every_tree_all", lambda _: [["list", "--all", "--sysfs-root", t] for t in TREES]),
     Case(("links",), "every_tree", lambda _: [["links", "--sysfs-root", t] for t in TREES]),
@@ -200,9 +216,7 @@ CASES = [
     Case(("runs", "list"), "store", lambda i: [["runs", "list", "--tag", "cmp", "--db", i.db]]),
     Case(("runs", "delete"), "one_run", lambda i: [["runs", "delete", "2", "--db", i.store_copy()]]),
     Case(("runs", "prune"), "by_tag", lambda i: [["runs", "prune", "--tag", "cmp", "--db", i.store_copy()]]),
-    Case(
-        ("runs", "prune"), "dry_run", lambda i: [["runs", "prune", "--older-than", "1d", "--dry-run", "--db", i.db]]
-    ),
+    Case(("runs", "prune"), "dry_run", lambda i: [["runs", "prune", "--older-than", "1d", "--dry-run", "--db", i.db]]),
     Case(("show",), "every_run", lambda i: [["show", str(n), "--db", i.db] for n in range(1, 8)]),
     Case(("show",), "against_a_baseline_run", _show_against_a_baseline),
     Case(("compare",), "two_runs", lambda i: [["compare", "3", "4", "--db", i.db]]),
