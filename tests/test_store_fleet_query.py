@@ -16,7 +16,7 @@ from test_fleet_summary import _doc
 
 from disksleuth.store.db import Store
 from disksleuth.store.latest import latest_runs_per_host_device
-from disksleuth.store.schema import FLEET_COLUMNS, fleet_figures
+from disksleuth.store.schema import FLEET_COLUMNS, SCHEMA_VERSION, fleet_figures
 
 SCHEMA5_STORE = os.path.join(DATA, "store", "schema5-fleet.sqlite")
 WRITE_ONLY = ("host-0002", "nvme3n1")  # its newest run (#25) has only a sequential write
@@ -59,7 +59,7 @@ def test_migration_of_a_real_schema5_sqlite_store(tmp_path):
         assert "ceiling_mbps" not in {row[1] for row in con.execute("PRAGMA table_info(runs)")}
     url = f"sqlite:///{path}"
     with Store(url) as store:  # opening migrates
-        assert store.version() == 6
+        assert store.version() == SCHEMA_VERSION  # migrated through every later schema
         assert _columns(store) == _expected(store)
         assert _columns(store)[25]["seq_read_mbps"] is None and _columns(store)[25]["seq_write_mbps"]
     _check_fleet_rows(url)
@@ -109,7 +109,7 @@ def test_migration_on_postgresql(fresh_postgres_url):
         source.dispose()
         target.dispose()
     with Store(fresh_postgres_url) as store:
-        assert store.version() == 6
+        assert store.version() == SCHEMA_VERSION  # migrated through every later schema
         assert _columns(store) == _expected(store)
         with store.engine.connect() as conn:
             indexes = set(conn.execute(sa.text("SELECT indexname FROM pg_indexes WHERE tablename = 'runs'")).scalars())
