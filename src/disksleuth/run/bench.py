@@ -234,10 +234,13 @@ class ConfidenceStop:
         # issued since the ramp trails the completed ones by the queue, so this errs on the long side.
         if sample.ios < completions.MIN_COMPLETIONS:
             return False
+        window = None
         if counts_completed(self.step):
-            # The interval the result will show, from the same counts (analysis/completions.counted_window).
+            # The interval the result will show, from the same counts (analysis/completions.counted_window); a fio
+            # whose documents carry no timestamps has no such window, and is judged on its documents as before.
             window = completions.counted_window(self.samples, self.step.spec.bs_bytes, self.step.ramp_s)
-            if window is None or window.window_s + 1e-9 < self.step.min_s or window.ci95_pct is None:
+        if window is not None:
+            if window.window_s + 1e-9 < self.step.min_s or window.ci95_pct is None:
                 return False
             return window.ci95_pct <= self.rule.target_pct
         measured = confidence.measured_rates(self.samples, self.step.ramp_s)
