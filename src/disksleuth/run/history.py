@@ -208,19 +208,6 @@ def _new_sqlite_file(db: str | None) -> str | None:
     return path if path and not os.path.lexists(path) else None
 
 
-def _remove_if_empty(db: str | None, path: str) -> None:
-    """Remove the store file at `path` (with its -wal and -shm) when it holds no run."""
-    import contextlib
-    import os
-
-    with Store(db, create=False) as store:
-        if store.count():
-            return
-    for name in (path, f"{path}-wal", f"{path}-shm"):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(name)
-
-
 @dataclass(frozen=True)
 class Imported:
     new_ids: Sequence[int] = ()
@@ -231,23 +218,20 @@ class Imported:
 
 
 def import_runs(db: str | None, path: str, stdin: BinaryIO | None = None) -> Imported:
-    """The runs of an export file (or of `stdin` when path is "-"), read and stored as they come. The first run
-    is read and checked before the store is opened, and a store this import made is removed again when the
-    import fails with nothing stored: a bad file never leaves an empty store behind (issue 40)."""
+    """The runs of an export file (or of `stdin` when path is "-"), read and stored as they come. A bad file never
+    leaves a new store behind (issue 40): the first run is checked before the store is opened, and before a new
+    store file is made, the whole file is (a second pass; standard input is read once: only its first run). A store
+    is never removed after the fact: another process may have opened it meanwhile and be saving a run."""
     import itertools
-
-    from disksleuth.errors import ParseError
 
     with open_export(path, stdin) as runs:
         first = next(runs, None)
-        made = _new_sqlite_file(db)
-        try:
-            with Store(db, create=True) as store:
-                done = store.import_runs(itertools.chain([first], runs) if first is not None else iter(()))
-        except ParseError:
-            if made is not None:
-                _remove_if_empty(db, made)
-            raise
+        if first is not None and path != "-" and _new_sqlite_file(db) is not None:
+            with open_export(path) as whole:
+                for _ in whole:  # one run at a time: memory stays bounded as in the import itself
+                    pass
+        with Store(db, create=True) as store:
+            done = store.import_runs(itertools.chain([first], runs) if first is not None else iter(()))
     # Every run of the file is stored (new, or found by its identity): the import did not raise.
     stored = len(done.new_ids) + len(done.skipped)
     kept = path if stored and path != "-" and is_unsaved_file(path) else None
