@@ -201,9 +201,9 @@ def series(window: Window, samples: Sequence[StatusSample], interval_s: float) -
         if since_ms >= 1000 * least_s and i - cuts[-1] >= SERIES_MIN_IOS:
             cuts.append(i)
         elif i == window.edges[-1] and since_ms > 0:
-            # The last stretch joins the point before it when shorter than half a point (a point of one
-            # millisecond would be a spike of its own, and share its time with the one before).
-            if (since_ms < 500 * least_s or i - cuts[-1] < SERIES_MIN_IOS // 2) and len(cuts) > 1:
+            # The last stretch joins the point before it when shorter than a point (a point of one millisecond
+            # would be a spike of its own, and one of half a point still held 13% too many at a 50 MB/s cap).
+            if (since_ms < 1000 * least_s or i - cuts[-1] < SERIES_MIN_IOS) and len(cuts) > 1:
                 cuts[-1] = i
             else:
                 cuts.append(i)
@@ -282,8 +282,8 @@ def counted_series(
         last = b == len(docs) - 1
         if span_ms < least_ms and not last:
             continue
-        if last and span_ms < least_ms / 2 and out:
-            out.pop()  # a short last stretch joins the point before it
+        if last and span_ms < least_ms and out:
+            out.pop()  # a last stretch shorter than a point joins the point before it
             a = prev_a
             span_ms = (docs[b].timestamp_ms or 0) - (docs[a].timestamp_ms or 0)
         if span_ms <= 0:
