@@ -197,3 +197,42 @@ def test_an_exec_line_keeps_a_path_as_it_is(cli, tmp_path) -> None:  # noqa: ANN
     assert res.code == 0, res.err
     service = (units / "disksleuth-watch.service").read_text()
     assert f"--config '{tmp_path}/a b$$HOME%%n\\\\new/w.toml'" in service, service
+
+
+FLOOD = """
+import resource, socket, threading
+from disksleuth.model.watch import Message
+from disksleuth.run import notify
+
+notify.MAX_SENDER_DATA_BYTES = 64 << 20
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(4)
+
+def serve():
+    conn, _ = srv.accept()
+    conn.recv(65536)
+    conn.sendall(b"HTTP/1.1 500 Oops\\r\\nContent-Length: 314572800\\r\\n\\r\\n")
+    chunk = b"x" * (1 << 20)
+    try:
+        for _ in range(300):  # 300 MiB of answer, as fast as the loopback takes it
+            conn.sendall(chunk)
+    except OSError:
+        pass
+    conn.close()
+
+threading.Thread(target=serve, daemon=True).start()
+target = notify.target_of(f"json://127.0.0.1:{srv.getsockname()[1]}/hook", b"k")
+error = notify.send(target, Message("test", "info", "t", "b"))
+peak = max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+print(peak >> 10, error, flush=True)
+"""
+
+
+def test_an_answer_of_hundreds_of_megabytes_is_not_kept_in_memory() -> None:
+    """requests reads a receiver's whole answer into memory: 4.2 GB in 30 s from a receiver that streamed. The
+    sending process's heap is capped (64 MiB here); the 300 MiB answer never fits."""
+    res = subprocess.run([sys.executable, "-c", FLOOD], capture_output=True, text=True, timeout=60)
+    peak_mib, _, error = res.stdout.strip().partition(" ")
+    assert res.returncode == 0 and error and error != "None", res.stdout + res.stderr
+    assert int(peak_mib) < 200, res.stdout

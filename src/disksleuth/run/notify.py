@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import os
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -21,8 +22,7 @@ from disksleuth.model.watch import Change, Message
 from disksleuth.present.watch_view import change_line, changes_title, heartbeat_text, overdue_text, test_text
 
 SEND_TIMEOUT_S = 10.0  # per target: connect and read each (Apprise's own defaults are 4 s connect, 4 s read)
-SEND_DEADLINE_S = 30.0  # one message to one target, all of it: a receiver trickling a byte every few seconds
-# never trips a read timeout, and Apprise's own worker (60 s) kept the process from ever exiting
+SEND_DEADLINE_S = 30.0  # one message to one target, all of it (Sender says why)
 MAX_TARGETS = 16
 MAX_BODY_CHARS = 4000  # Telegram takes 4096, Discord 2000 per message (Apprise splits what is longer)
 
@@ -123,29 +123,148 @@ def test_message(host: str) -> Message:
 
 def send(target: Target, message: Message) -> str | None:
     """Hand one message to one target; None when it took it, else why not (one line)."""
-    with _no_deprecation_warnings():
-        return _send(target, message)
+    with Sender() as sender:
+        return sender.send(target, message)
 
 
-def _send(target: Target, message: Message) -> str | None:
-    """In a daemon thread of ours, waited for SEND_DEADLINE_S at most: a receiver that never finishes leaves that
-    thread behind, and it ends with the process (Apprise's own workers are not daemons and would keep it alive)."""
-    import threading
+class Sender:
+    """Sends messages through Apprise from a child process of its own (forked: Apprise is loaded already), one
+    message at a time, each waited for SEND_DEADLINE_S at most. A receiver that trickles a byte every few seconds
+    never trips a socket's read timeout (Apprise's own 60 s worker then kept the process from ever exiting), and
+    one that answers with gigabytes is read whole into memory (requests keeps the body: 4.2 GB in 30 s here): the
+    child is killed at the deadline, and its heap is capped (MAX_SENDER_DATA_BYTES)."""
 
-    outcome: list[str | None] = []
+    def __init__(self) -> None:
+        self.pid: int | None = None
+        self.jobs = -1
+        self.results = -1
 
-    def work() -> None:
+    def __enter__(self) -> Sender:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close(kill=False)
+
+    def close(self, kill: bool = True) -> None:
+        import signal
+        import time
+
+        pid, self.pid = self.pid, None
+        if pid is None:
+            return
+        for fd in (self.jobs, self.results):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        deadline = time.monotonic() + (0 if kill else 2)
+        while True:  # the child ends when its job pipe closes; a stuck one is killed
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    return
+            if time.monotonic() >= deadline:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, 0)
+                return
+            time.sleep(0.01)
+
+    def _start(self) -> None:
+        _apprise()  # loaded here, so the child has it (and a missing Apprise is said here, in one line)
+        jobs_r, jobs_w = os.pipe()
+        results_r, results_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns, never runs the parent's exit handlers (its store, its streams)
+            try:
+                os.close(jobs_w)
+                os.close(results_r)
+                _serve(jobs_r, results_w)
+            finally:
+                os._exit(0)
+        os.close(jobs_r)
+        os.close(results_w)
+        self.pid, self.jobs, self.results = pid, jobs_w, results_r
+
+    def send(self, target: Target, message: Message) -> str | None:
+        import json
+
+        if self.pid is None:
+            self._start()
+        job = {"url": target.url, "title": message.title, "body": message.body, "severity": message.severity,
+               "timeout_s": SEND_TIMEOUT_S}  # fmt: skip
         try:
-            outcome.append(_send_now(target, message))
-        except Exception as exc:  # noqa: BLE001  (a plugin's own failure, said in one line)
-            outcome.append(_plain(f"{type(exc).__name__}: {exc}", target.url))
+            os.write(self.jobs, json.dumps(job).encode("utf-8") + b"\n")  # well under a pipe's atomic size
+        except OSError:
+            self.close()
+            return "the sending process ended"
+        line = _line_within(self.results, SEND_DEADLINE_S)
+        if line is None:
+            self.close()
+            return f"no answer within {SEND_DEADLINE_S:g} s"
+        try:
+            error = json.loads(line)["error"]
+        except (ValueError, KeyError, TypeError):
+            self.close()
+            return "the sending process ended"
+        return error if isinstance(error, str) or error is None else "the target did not take the message"
 
-    worker = threading.Thread(target=work, name="disksleuth-notify", daemon=True)
-    worker.start()
-    worker.join(SEND_DEADLINE_S)
-    if not outcome:
-        return f"no answer within {SEND_DEADLINE_S:g} s"
-    return outcome[0]
+
+def _line_within(fd: int, seconds: float, limit: int = 65536) -> bytes | None:
+    """One line from `fd` within `seconds`, at most `limit` bytes; None at the deadline, at its end or past it."""
+    import selectors
+    import time
+
+    deadline = time.monotonic() + seconds
+    got = b""
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while b"\n" not in got:
+            left = deadline - time.monotonic()
+            if left <= 0 or len(got) > limit or not sel.select(left):
+                return None
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                return None
+            got += chunk
+    return got.split(b"\n", 1)[0]
+
+
+MAX_SENDER_DATA_BYTES = 512 * 1024 * 1024  # the child's heap above what it had when forked
+
+
+def _serve(jobs: int, results: int) -> None:
+    """The child of Sender: one JSON job a line in, one JSON result a line out. What Apprise or a plugin prints
+    goes nowhere (its streams are /dev/null), never into the results or the parent's terminal."""
+    import json
+    import resource
+    import signal
+
+    global SEND_TIMEOUT_S
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends it at once; the parent says what was sent
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    with contextlib.suppress(ValueError, OSError, StopIteration):
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            data_kib = next(int(line.split()[1]) for line in fh if line.startswith("VmData:"))
+        hard = resource.getrlimit(resource.RLIMIT_DATA)[1]
+        soft = data_kib * 1024 + MAX_SENDER_DATA_BYTES
+        resource.setrlimit(resource.RLIMIT_DATA, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+    with os.fdopen(jobs, "rb") as source, os.fdopen(results, "w", encoding="utf-8") as out:
+        for line in source:
+            job = json.loads(line)
+            target = Target(job["url"], "", "")
+            message = Message("job", job["severity"], job["title"], job["body"])
+            SEND_TIMEOUT_S = float(job["timeout_s"])
+            try:
+                with _no_deprecation_warnings():
+                    error = _send_now(target, message)
+            except MemoryError:
+                error = f"the target's answer was too large (the sender stops at {MAX_SENDER_DATA_BYTES >> 20} MiB)"
+            except Exception as exc:  # noqa: BLE001  (a plugin's own failure, said in one line)
+                error = _plain(f"{type(exc).__name__}: {exc}", target.url) or "the target did not take the message"
+            out.write(json.dumps({"error": error}) + "\n")
+            out.flush()
 
 
 def _send_now(target: Target, message: Message) -> str | None:

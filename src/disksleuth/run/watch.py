@@ -230,23 +230,31 @@ def _deliver(
     """Quiet hours: the pass's messages wait in the outbox. Else every waiting message of each target is sent
     (held ones and failed ones first, oldest first)."""
     from disksleuth.run import notify
+
+    out: list[Delivery] = []
+    with notify.Sender() as sender:  # one sending process for the pass, started at its first message
+        for target in targets:
+            if quiet:
+                out.extend(Delivery(target.label, m.kind, m.title, "held", None, now) for m in messages)
+            else:
+                out.extend(_deliver_to(store, host, target, now, sender))
+    return out
+
+
+def _deliver_to(store: Any, host: str, target: Any, now: float, sender: Any) -> list[Delivery]:
     from disksleuth.store.watch import claim, mark, release
 
     out: list[Delivery] = []
-    for target in targets:
-        if quiet:
-            out.extend(Delivery(target.label, m.kind, m.title, "held", None, now) for m in messages)
-            continue
-        queued = claim(store, host, target.id, now)  # a bounded batch: a long backlog drains over several passes
-        for index, q in enumerate(queued):
-            error = notify.send(target, q.message)
-            sent_at = None if error else time.time()
-            mark(store, q.id, sent_at_s=sent_at, error=error, attempts=q.attempts + 1)
-            out.append(Delivery(target.label, q.message.kind, q.message.title, "failed" if error else "sent", error,
-                                q.created_at_s))  # fmt: skip
-            if error:  # a target down now is down for the rest: the others wait, untried, for the next pass
-                release(store, queued[index + 1 :])
-                break
+    queued = claim(store, host, target.id, now)  # a bounded batch: a long backlog drains over several passes
+    for index, q in enumerate(queued):
+        error = sender.send(target, q.message)
+        sent_at = None if error else time.time()
+        mark(store, q.id, sent_at_s=sent_at, error=error, attempts=q.attempts + 1)
+        out.append(Delivery(target.label, q.message.kind, q.message.title, "failed" if error else "sent", error,
+                            q.created_at_s))  # fmt: skip
+        if error:  # a target down now is down for the rest: the others wait, untried, for the next pass
+            release(store, queued[index + 1 :])
+            break
     return out
 
 
@@ -357,11 +365,12 @@ def send_test(config: WatchConfig, db: str | None) -> list[Delivery]:
     with Store(db, create=True) as store:
         key = store.serial_key
     out = []
-    for url in config.notify:
-        target = notify.target_of(url, key)
-        message = notify.test_message(host)
-        error = notify.send(target, message)
-        out.append(Delivery(target.label, message.kind, message.title, "failed" if error else "sent", error))
+    with notify.Sender() as sender:
+        for url in config.notify:
+            target = notify.target_of(url, key)
+            message = notify.test_message(host)
+            error = sender.send(target, message)
+            out.append(Delivery(target.label, message.kind, message.title, "failed" if error else "sent", error))
     return out
 
 
