@@ -397,6 +397,6 @@ def render_run(run: Run, show_commands: bool = False) -> None:
                 stand_ins += [stand_in] if stand_in else []
                 out.print(f"[dim]{safe_text(t.id)}:[/dim] {safe_text(shown)}", soft_wrap=True)
         if stand_ins:
-            out.print(safe_text(scratch_stand_in_note(stand_ins)), soft_wrap=True)
+            out.print(safe_text(scratch_stand_in_note(stand_ins)))  # words: wrapped to the terminal
     else:
         out.print("[dim]Exact fio command lines: --commands (or fio_command in --json).[/dim]")
