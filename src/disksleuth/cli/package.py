@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from disksleuth.cli.common import EXIT_OK, emit, say
 from disksleuth.cli.env import Environment
+from disksleuth.cli.options import HelpFormatter
 
 AddCommand = Callable[..., argparse.ArgumentParser]
 
@@ -17,7 +18,19 @@ INSTALL_PATHS = {
     "fish": "~/.config/fish/completions/disksleuth.fish",
 }
 MAN_PATH = "/usr/local/share/man/man1/disksleuth.1"
-COMPLETION_EPILOG = "Install: " + "; ".join(f"disksleuth completion {s} > {p}" for s, p in INSTALL_PATHS.items())
+# One command a line, the path after a continuation: flowed as one paragraph at 80 columns, the bash path was cut
+# at its hyphen ("bash-" / "completion/..."), and a pasted command wrote a file named "~/.local/share/bash-".
+COMPLETION_EPILOG = "Install:\n" + "\n".join(
+    f"  disksleuth completion {s} \\\n    > {p}" for s, p in INSTALL_PATHS.items()
+)
+MAN_EPILOG = f"Install (then: man disksleuth):\n  disksleuth manpage \\\n    > {MAN_PATH}"
+
+
+class _KeepLines(HelpFormatter):
+    """The commands' formatter, but the epilog's lines kept as written (they are commands to paste)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return "\n".join(indent + line for line in text.splitlines())
 
 
 def register(add: AddCommand) -> None:
@@ -26,8 +39,10 @@ def register(add: AddCommand) -> None:
     p = add("completion", run_completion)
     p.add_argument("shell", choices=SHELLS, help="the shell to complete for")
     p.epilog = COMPLETION_EPILOG
+    p.formatter_class = _KeepLines
     m = add("manpage", run_manpage)
-    m.epilog = f"Install: disksleuth manpage > {MAN_PATH} (then: man disksleuth)"
+    m.epilog = MAN_EPILOG
+    m.formatter_class = _KeepLines
 
 
 def run_completion(args: argparse.Namespace, env: Environment) -> int:
