@@ -9,6 +9,7 @@ import io
 import json
 import os
 import tempfile
+import uuid
 
 import pytest
 from conftest import sample_export
@@ -204,6 +205,11 @@ def test_every_imported_run_renders(render_store, doc):
     """What import accepts, show (text and --json), compare (every format, ratios and % of a reference)
     and the HTML report render without an error."""
     url, base_id = render_store
+    if isinstance(doc.get("run"), dict) and isinstance(doc["run"].get("uuid"), str):
+        # Each example a run of its own: the store outlives the examples, and a uuid met before (BASE's, or one
+        # Hypothesis drew again) made import skip the run and the test render an earlier example's instead, so
+        # a replayed example failed where it passed alone. Skipping a known run is tested in test_store_import.
+        doc["run"]["uuid"] = str(uuid.uuid4())
     try:
         docs = read_export(_text_of(doc), "x.json")
     except ParseError:
