@@ -21,6 +21,8 @@ _COUNTER_FINDING = {
     "media": "media_errors",
 }  # the finding each family has  # the severities a new finding or a rise must reach to be told
 DAY_S = 86400.0
+RETOLD_AFTER_S = 7 * DAY_S  # a finding that went and came back is told again only this long after it was told
+MAX_TOLD = 1000  # the memory of what was told, newest kept: a state stays small whatever a tree holds
 
 
 def _rank(severity: str) -> int:
@@ -51,7 +53,8 @@ def diff(before: PassState | None, now: PassState) -> list[Change]:
                 continue
             prior = old_findings.get(code)
             if prior is None:
-                changes.append(_change("new", drive, f))
+                if not _told_lately(before, drive.key, code, f.severity, now.at_s):
+                    changes.append(_change("new", drive, f))
             elif _rank(f.severity) > _rank(prior.severity):
                 changes.append(_change("worse", drive, f, before=prior.severity))
         if old is not None:
@@ -60,9 +63,31 @@ def diff(before: PassState | None, now: PassState) -> list[Change]:
             changes.extend(c for c in _grown(old, drive) if counter_finding(c.counter) not in told)
     seen_now = {d.key for d in now.drives}
     for key, old in earlier.items():
-        if key not in seen_now:
+        if key not in seen_now and not _told_lately(before, key, "missing", "warn", now.at_s):
             changes.append(Change("missing", key, old.device, old.model, "warn"))
     return changes
+
+
+def _told_lately(before: PassState | None, key: str, code: str, severity: str, now_s: float) -> bool:
+    """Whether this drive's `code`, at `severity` or worse, was told less than RETOLD_AFTER_S ago."""
+    return before is not None and any(
+        k == key and c == code and _rank(s) >= _rank(severity) and 0 <= now_s - at < RETOLD_AFTER_S
+        for k, c, s, at in before.told
+    )
+
+
+def told_after(
+    before: PassState | None, changes: Sequence[Change], now_s: float
+) -> tuple[tuple[str, str, str, float], ...]:
+    """The memory of what was told, with this pass's told findings and missing drives added (muted ones were not
+    told), entries older than RETOLD_AFTER_S dropped, at most MAX_TOLD kept (the newest)."""
+    kept = [t for t in (before.told if before else ()) if 0 <= now_s - t[3] < RETOLD_AFTER_S]
+    kept += [
+        (c.key, c.code or c.kind, c.severity, now_s)
+        for c in changes
+        if not c.muted and c.kind in ("new", "worse", "missing")
+    ]
+    return tuple(kept[-MAX_TOLD:])
 
 
 def counter_finding(counter: str | None) -> str | None:

@@ -12,6 +12,7 @@ def state_to_dict(state: PassState) -> dict[str, Any]:
     return {
         "at_s": state.at_s,
         "heartbeat_at_s": state.heartbeat_at_s,
+        "told": [list(t) for t in state.told],
         "drives": [
             {
                 "key": d.key,
@@ -63,7 +64,13 @@ def state_from_dict(doc: Any) -> PassState | None:
                 carried=bool(d.get("carried")),
             )
         )
-    return PassState(float(doc["at_s"]), tuple(drives), _number(doc.get("heartbeat_at_s")))
+    listed = doc.get("told")
+    told = tuple(
+        (t[0], t[1], t[2], float(t[3]))
+        for t in (listed if isinstance(listed, list) else [])
+        if isinstance(t, list) and len(t) == 4 and all(isinstance(x, str) for x in t[:3]) and _number(t[3]) is not None
+    )
+    return PassState(float(doc["at_s"]), tuple(drives), _number(doc.get("heartbeat_at_s")), told)
 
 
 def watch_document(outcome: WatchOutcome) -> dict[str, Any]:

@@ -42,6 +42,9 @@ class PassState:
     at_s: float
     drives: tuple[DriveSeen, ...]
     heartbeat_at_s: float | None = None  # the newest heartbeat sent (or due and shown) by any pass
+    # What was told, and when: (drive key, finding code or "missing", severity, at_s), kept for a week, so a finding
+    # that comes and goes (a temperature at its limit) is told once, not at every return.
+    told: tuple[tuple[str, str, str, float], ...] = ()
 
 
 @dataclass(frozen=True)

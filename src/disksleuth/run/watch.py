@@ -221,7 +221,8 @@ def _plan(
         attention = [f"{d} {f.code}" for d, fs in findings.items() for f in fs if f.severity in judge.NEWS]
         messages.append(notify.heartbeat_message(shown, len(drives), attention))
         heartbeat_at = now
-    return _Plan(PassState(now, tuple(drives), heartbeat_at), changes, messages, late, beat, notes)
+    told = judge.told_after(before, changes, now)
+    return _Plan(PassState(now, tuple(drives), heartbeat_at, told), changes, messages, late, beat, notes)
 
 
 def _deliver(
