@@ -100,3 +100,18 @@ def test_a_device_another_process_holds_open_is_refused(cli) -> None:  # noqa: A
             holder.wait()
     assert res.code == 2 and f"it is open in process {holder.pid} (python3)" in res.err, res.err
     assert took < 5
+
+
+@pytest.mark.root
+@needs_loop
+def test_a_read_only_card_is_refused_not_called_counterfeit(cli) -> None:  # noqa: ANN001
+    """An SD card with its write-protect switch on: every write failed with EPERM, and the verdict was fake_capacity
+    (critical, "holds only 0 B ... counterfeit (return it)")."""
+    with loop_device(16) as dev:
+        subprocess.run(["blockdev", "--setro", dev], check=True)
+        try:
+            res = cli("verify", dev, "--destructive", "--yes", "--quick")
+        finally:
+            subprocess.run(["blockdev", "--setrw", dev], check=True)
+    assert res.code == 2 and f"{dev} is read-only (a card's write-protect switch" in res.err, res.out + res.err
+    assert "fake_capacity" not in res.out and res.err.count("\n") == 1

@@ -20,6 +20,7 @@ from disksleuth.errors import EnvironmentProblem, SafetyRefusal
 from disksleuth.probe.sysfs import read_regular_file
 
 BLKFLSBUF = 0x1261  # _IO(0x12, 97), linux/fs.h: flush the buffer cache of a block device
+BLKROGET = 0x125E  # _IO(0x12, 94), linux/fs.h: is the device read-only
 LOOP_GET_STATUS64 = 0x4C05  # linux/loop.h
 LOOP_INFO64 = "=QQQQQIIII64s64s32s2Q"  # struct loop_info64: lo_device, lo_inode, ..., lo_flags, names, key, init
 LO_FLAGS_DIRECT_IO = 16
@@ -87,6 +88,19 @@ def open_direct(path: str, block_bytes: int, same_as: int | None = None) -> Iter
             io.buffer.close()
     finally:
         os.close(fd)
+
+
+def read_only(fd: int) -> bool:
+    """The kernel's read-only flag of the block device of `fd` (BLKROGET): an SD card's write-protect switch,
+    `blockdev --setro`, a loop device attached with -r. Every write then fails, which says nothing of capacity."""
+    import struct
+
+    flag = bytearray(struct.calcsize("i"))
+    try:
+        fcntl.ioctl(fd, BLKROGET, flag)
+    except OSError:
+        return False
+    return struct.unpack("i", flag)[0] != 0
 
 
 def drop_backing_cache(fd: int, sysfs_root: str = "/") -> str | None:

@@ -32,7 +32,14 @@ from disksleuth.analysis.verify import (
 )
 from disksleuth.errors import EnvironmentProblem, SafetyRefusal, Terminated, UsageError
 from disksleuth.model.verify import READ_ERROR, WRITE_ERROR, BlockOutcome, Probe, VerifyReport
-from disksleuth.probe.blockio import BlockIo, drop_backing_cache, error_words, open_by_processes, open_direct
+from disksleuth.probe.blockio import (
+    BlockIo,
+    drop_backing_cache,
+    error_words,
+    open_by_processes,
+    open_direct,
+    read_only,
+)
 from disksleuth.probe.claim import DeviceBusy, exclusive_claim
 from disksleuth.probe.target import TargetInfo, inspect_target
 from disksleuth.run.bench import sigterm_as_exception
@@ -122,6 +129,11 @@ def run_verify(path: str, opts: VerifyOptions, events: VerifyEvents | None = Non
         _same_device_or_refuse(target, os.fstat(claim.fd).st_rdev)
         _writes_ok, _notes, identity = write_permission(target, bench_opts)
         _not_in_use_or_refuse(target, claim.fd)
+        if read_only(claim.fd):  # every write would fail, and the card would be called counterfeit
+            raise EnvironmentProblem(
+                f"{target.path} is read-only (a card's write-protect switch, blockdev --setro, or losetup -r): "
+                "verify must write to it; nothing was written"
+            )
         identity = identity or target.path
         events.message(
             f"DESTRUCTIVE: verify writes test blocks across {identity}; the data on it is destroyed, by design"
