@@ -100,7 +100,7 @@ def read_only(fd: int) -> bool:
         fcntl.ioctl(fd, BLKROGET, flag)
     except OSError:
         return False
-    return struct.unpack("i", flag)[0] != 0
+    return bool(struct.unpack("i", flag)[0])
 
 
 def drop_backing_cache(fd: int, sysfs_root: str = "/") -> str | None:
