@@ -17,3 +17,14 @@ def test_the_install_commands_paste_whole_at_any_width(cli, monkeypatch, columns
     assert "  disksleuth completion bash \\" in lines
     man = cli("manpage", "--help").out.splitlines()
     assert man[-2:] == ["  disksleuth manpage \\", "    > /usr/local/share/man/man1/disksleuth.1"], man
+
+
+def test_fish_descriptions_are_cut_between_words() -> None:
+    """verify's --destructive was described as "... and what it held is destroy" (cut at 80 characters)."""
+    from disksleuth.cli.shell import completion_script
+
+    script = completion_script("fish")
+    line = next(x for x in script.splitlines() if "subcommand_from verify" in x and "-l destructive" in x)
+    description = line.split(" -d ", 1)[1].strip("'")
+    assert description.endswith("…") and len(description) <= 80, description
+    assert description[:-1] in "required: test blocks are written across the device, and what it held is destroyed"

@@ -67,7 +67,9 @@ def _first_clause(text: str) -> str:
     for stop in ("; ", ". ", " ("):
         if stop in text:
             text = text.split(stop, 1)[0]
-    return text[:80]
+    if len(text) <= 80:
+        return text
+    return text[:79].rsplit(" ", 1)[0].rstrip(",:") + "…"  # cut between words ("... is destroy" read as an order)
 
 
 def _fish_lines(parser: argparse.ArgumentParser) -> Iterator[str]:
