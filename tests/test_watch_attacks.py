@@ -236,3 +236,24 @@ def test_an_answer_of_hundreds_of_megabytes_is_not_kept_in_memory() -> None:
     peak_mib, _, error = res.stdout.strip().partition(" ")
     assert res.returncode == 0 and error and error != "None", res.stdout + res.stderr
     assert int(peak_mib) < 200, res.stdout
+
+
+def test_a_target_added_after_a_drive_went_critical_hears_of_it(tmp_path) -> None:  # noqa: ANN001
+    """A newcomer tries `watch` once without --notify (sdc is critical: "Nothing sent"), then sets up a target:
+    a pass tells only changes, so the target never heard of sdc. Now it hears where things stand, once."""
+    from test_watch_notify import T0, _pass, _sdb, _tree
+
+    from disksleuth.model.watch import WatchConfig
+
+    tree, db = _tree(tmp_path), f"sqlite:///{tmp_path}/store.sqlite"
+    _sdb(tree, 0)
+    assert _pass(tree, db, WatchConfig(heartbeat_days=None), T0).deliveries == ()
+    up = Receiver()
+    try:
+        config = WatchConfig(notify=(f"json://127.0.0.1:{up.port}/hook",), heartbeat_days=None)
+        second = _pass(tree, db, config, T0 + 86400)
+        assert [d.outcome for d in second.deliveries] == ["sent"] and second.changes == ()
+        assert "at warn or critical: sdc health_critical" in up.got[0][1]["message"], up.got
+        assert _pass(tree, db, config, T0 + 2 * 86400).deliveries == () and len(up.got) == 1
+    finally:
+        up.close()

@@ -13,6 +13,7 @@ def state_to_dict(state: PassState) -> dict[str, Any]:
         "at_s": state.at_s,
         "heartbeat_at_s": state.heartbeat_at_s,
         "told": [list(t) for t in state.told],
+        **({"targets": list(state.targets)} if state.targets is not None else {}),
         "drives": [
             {
                 "key": d.key,
@@ -70,7 +71,9 @@ def state_from_dict(doc: Any) -> PassState | None:
         for t in (listed if isinstance(listed, list) else [])
         if isinstance(t, list) and len(t) == 4 and all(isinstance(x, str) for x in t[:3]) and _number(t[3]) is not None
     )
-    return PassState(float(doc["at_s"]), tuple(drives), _number(doc.get("heartbeat_at_s")), told)
+    ids = doc.get("targets")
+    targets = tuple(t for t in ids if isinstance(t, str)) if isinstance(ids, list) else None
+    return PassState(float(doc["at_s"]), tuple(drives), _number(doc.get("heartbeat_at_s")), told, targets)
 
 
 def watch_document(outcome: WatchOutcome) -> dict[str, Any]:

@@ -45,6 +45,7 @@ class PassState:
     # What was told, and when: (drive key, finding code or "missing", severity, at_s), kept for a week, so a finding
     # that comes and goes (a temperature at its limit) is told once, not at every return.
     told: tuple[tuple[str, str, str, float], ...] = ()
+    targets: tuple[str, ...] | None = None  # the keyed ids of the notify targets the pass had (None: not recorded)
 
 
 @dataclass(frozen=True)

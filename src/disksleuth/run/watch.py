@@ -166,9 +166,11 @@ def watch_pass(
         with Store(db, create=True) as store:
             targets = [notify.target_of(url, store.serial_key) for url in config.notify]
             held = "quiet_hours" if quiet else None
-            outbox = [(t.id, plan.messages, held) for t in targets]
-            if record_pass(store, host, before.at_s if before else None, plan.state, worst, outbox):
-                deliveries = _deliver(store, host, targets, plan.messages, now, quiet)
+            first = _first_words(config, targets, before, plan, shown, drives)
+            outbox = [(t.id, first.get(t.id, []) + plan.messages, held) for t in targets]
+            state = replace(plan.state, targets=tuple(t.id for t in targets))
+            if record_pass(store, host, before.at_s if before else None, state, worst, outbox):
+                deliveries = _deliver(store, host, targets, plan.messages, now, quiet, first)
                 break
             before, first_s = last_pass(store, host)  # another pass came in between: compare with it instead
     else:
@@ -225,8 +227,43 @@ def _plan(
     return _Plan(PassState(now, tuple(drives), heartbeat_at, told), changes, messages, late, beat, notes)
 
 
+def _first_words(
+    config: WatchConfig,
+    targets: Sequence[Any],
+    before: PassState | None,
+    plan: _Plan,
+    shown: str,
+    drives: list[DriveSeen],
+) -> dict[str, list[Message]]:
+    """A target the pass before did not have hears where things stand (the heartbeat's words) when a drive is at
+    warn or critical: a pass tells only changes, so a target added after a drive went critical (`watch` tried
+    once without --notify, then set up) was never told of it. Not when the pass beats anyway; not after a pass of
+    an older disksleuth, which did not keep its targets."""
+    from disksleuth.run import notify
+
+    if before is None or before.targets is None or plan.beat:
+        return {}
+    fresh = [t for t in targets if t.id not in before.targets]
+    standing = [
+        Change("new", d.key, d.device, d.model, f.severity, f.code, f.message)
+        for d in drives
+        for f in judge.worst_of(d.findings).values()
+        if f.severity in judge.NEWS
+    ]
+    attention = [f"{c.device} {c.code}" for c in judge.apply_mutes(standing, config.mutes) if not c.muted]
+    if not fresh or not attention:
+        return {}
+    return {t.id: [notify.heartbeat_message(shown, len(drives), attention)] for t in fresh}
+
+
 def _deliver(
-    store: Any, host: str, targets: Sequence[Any], messages: list[Message], now: float, quiet: bool
+    store: Any,
+    host: str,
+    targets: Sequence[Any],
+    messages: list[Message],
+    now: float,
+    quiet: bool,
+    first: dict[str, list[Message]] | None = None,
 ) -> list[Delivery]:
     """Quiet hours: the pass's messages wait in the outbox. Else every waiting message of each target is sent
     (held ones and failed ones first, oldest first)."""
@@ -236,7 +273,8 @@ def _deliver(
     with notify.Sender() as sender:  # one sending process for the pass, started at its first message
         for target in targets:
             if quiet:
-                out.extend(Delivery(target.label, m.kind, m.title, "held", None, now) for m in messages)
+                told = [*(first or {}).get(target.id, []), *messages]
+                out.extend(Delivery(target.label, m.kind, m.title, "held", None, now) for m in told)
             else:
                 out.extend(_deliver_to(store, host, target, now, sender))
     return out
