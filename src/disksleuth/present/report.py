@@ -34,6 +34,7 @@ from disksleuth.present.charts import (
 from disksleuth.present.charts import chart_text as _chart_text
 from disksleuth.present.charts import fmt_value as _fmt
 from disksleuth.present.charts import legend_below as _legend_below
+from disksleuth.present.charts import per_second as _per_second
 from disksleuth.present.charts import pyplot as _plt
 from disksleuth.present.charts import svg_of as _svg
 from disksleuth.present.report_history import history_html
@@ -486,9 +487,11 @@ def sustained_chart(doc: dict[str, Any]) -> str | None:
     points = fill["points"]
     plt = _plt()
     fig, ax = plt.subplots(figsize=(CHART_WIDTH_IN, 2.9))
-    gb = [p["written_bytes"] / 1e9 for p in points]
+    # Windows of a second or more (issue 37): a burst of a throttle in one 100 ms window is no spike in the chart.
+    curve = _per_second(points)
+    gb = [p["written_bytes"] / 1e9 for p in curve]
     # Each window's rate over the bytes it wrote (a step from the previous point), from 0.
-    ax.plot([0.0, *gb], [points[0]["mbps"]] + [p["mbps"] for p in points], color="#0969da", linewidth=1,
+    ax.plot([0.0, *gb], [curve[0]["mbps"]] + [p["mbps"] for p in curve], color="#0969da", linewidth=1,
             drawstyle="steps-pre", label="write MB/s")
     shades = ("#ddf4ff", "#fff8c5", "#ffebe9", "#dafbe1")
     for i, (x0, x1, level, label) in enumerate(fill_levels(fill)):
