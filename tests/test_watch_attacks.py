@@ -257,3 +257,16 @@ def test_a_target_added_after_a_drive_went_critical_hears_of_it(tmp_path) -> Non
         assert _pass(tree, db, config, T0 + 2 * 86400).deliveries == () and len(up.got) == 1
     finally:
         up.close()
+
+
+def test_a_config_others_can_read_or_change_is_said(cli, tmp_path) -> None:  # noqa: ANN001
+    conf = tmp_path / "watch.toml"
+    conf.write_text('notify = ["ntfy://watcher:Pa55word@127.0.0.1:9/topic"]\nheartbeat_days = 0\n')
+    conf.chmod(0o666)
+    res = cli("watch", "--config", str(conf), "--db", str(tmp_path / "s.sqlite"), "--json")
+    assert f"warning: {conf} can be changed by other users" in res.err, res.err
+    assert f"every user can read it: they may hold passwords or tokens (chmod 600 {conf})" in res.err
+    assert "Pa55word" not in res.err + res.out
+    conf.chmod(0o600)
+    res = cli("watch", "--config", str(conf), "--db", str(tmp_path / "s.sqlite"), "--json")
+    assert "warning:" not in res.err, res.err

@@ -80,6 +80,8 @@ def run_watch(args: argparse.Namespace, env: Environment) -> int:
         heartbeat_days=_heartbeat_days(args.heartbeat_days),
         self_test=args.self_test,
     )
+    for warning in config.warnings:
+        env.error_line(f"warning: {warning}")
     if args.install:
         return _install(args, env)
     if args.test_notify:

@@ -111,6 +111,7 @@ class WatchConfig:
     overdue_hours: float = 48.0  # a pass later than this after the one before says so
     self_test: str | None = None  # short, long: start one on each drive that can
     source: str | None = None  # the config file read, for messages
+    warnings: tuple[str, ...] = ()  # what reading it found unsafe but not wrong (a file others can read or change)
 
 
 @dataclass(frozen=True)

@@ -57,14 +57,32 @@ def read_config(path: str | None) -> WatchConfig:
     unknown = sorted(set(doc) - known)
     if unknown:
         raise UsageError(f"{path}: unknown key {unknown[0]!r}; known: {', '.join(sorted(known))}")
+    notify = _strings(doc.get("notify", []), "notify", path)
     return WatchConfig(
-        notify=_strings(doc.get("notify", []), "notify", path),
+        notify=notify,
         quiet_hours=_quiet(doc.get("quiet_hours"), path),
         mutes=_strings(doc.get("mute", []), "mute", path),
         heartbeat_days=_days(doc.get("heartbeat_days", 7), path),
         overdue_hours=_positive(doc.get("overdue_hours", 48), "overdue_hours", path),
         source=path,
+        warnings=_exposed(path, bool(notify)),
     )
+
+
+def _exposed(path: str, names_targets: bool) -> tuple[str, ...]:
+    """A config others can change redirects what the units (run as root) send; one others can read gives away the
+    notify URLs' passwords and tokens. Said, not refused: the pass is still the user's to run."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return ()
+    out = []
+    if mode & 0o022:
+        out.append(f"{path} can be changed by other users: they could send your drives' news elsewhere (chmod go-w)")
+    if names_targets and mode & 0o004:
+        out.append(f"{path} names notify URLs and every user can read it: they may hold passwords or tokens "
+                   f"(chmod 600 {path})")  # fmt: skip
+    return tuple(out)
 
 
 def _strings(value: Any, key: str, where: str) -> tuple[str, ...]:
