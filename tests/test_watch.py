@@ -128,6 +128,7 @@ def test_config_file_read_and_options_added(tmp_path):
         'notify = ["json://127.0.0.1:9/x"]\nquiet_hours = "22:30-06:15"\nmute = ["sdb", "temperature_high"]\n'
         "heartbeat_days = 0\noverdue_hours = 30\n"
     )
+    path.chmod(0o600)  # a config naming notify URLs that others can read is warned of
     config = read_config(str(path))
     assert config == WatchConfig(
         notify=("json://127.0.0.1:9/x",), quiet_hours=(1350, 375), mutes=("sdb", "temperature_high"),

@@ -28,6 +28,7 @@ def test_a_pass_names_at_most_sixteen_targets(cli, tmp_path) -> None:  # noqa: A
     urls = ", ".join(f'"json://127.0.0.1:9/x{i}"' for i in range(17))
     conf = tmp_path / "many.toml"
     conf.write_text(f"notify = [{urls}]\n")
+    conf.chmod(0o600)
     res = cli("watch", "--config", str(conf), "--db", str(tmp_path / "s.sqlite"))
     assert res.code == 2 and "17 notify URLs: at most 16" in res.err and res.err.count("\n") == 1, res.err
 
