@@ -230,6 +230,7 @@ print(peak >> 10, error, flush=True)
 """
 
 
+@pytest.mark.slow  # 300 MiB through the loopback
 def test_an_answer_of_hundreds_of_megabytes_is_not_kept_in_memory() -> None:
     """requests reads a receiver's whole answer into memory: 4.2 GB in 30 s from a receiver that streamed. The
     sending process's heap is capped (64 MiB here); the 300 MiB answer never fits."""
