@@ -247,7 +247,7 @@ def test_emmc_life_estimates_are_its_health_reading() -> None:
 
     h = emmc_health(read_device("mmcblk1", os.path.join(SYSFS, "emmc_worn")))
     assert h is not None and h.protocol == "eMMC"
-    assert h.percentage_used == 110 and "type A 0x0b, type B 0x02" in (h.percentage_used_source or "")
+    assert h.percentage_used == 100 and "type A 0x0b, type B 0x02" in (h.percentage_used_source or "")
     assert emmc_health(read_device("mmcblk0", os.path.join(SYSFS, "sd_goodram_irdm_v30_a2"))) is None
     # health judges it as emmc_worn does: past its life is critical there too
     from disksleuth.analysis.health import health_findings

@@ -278,7 +278,8 @@ def card_static_findings(device: Device) -> list[Finding]:
 
 def emmc_health(device: Device) -> Health | None:
     """An eMMC's health as `health` and its history keep it: eMMC has no SMART, so its life estimates are its
-    wear (percentage_used: the top of the worse estimate's 10% step, 110 past its life), kept and compared
+    wear (percentage_used: the bottom of the worse estimate's 10% step, 100 past its life, so health_worn's 80%
+    starts at 0x09 as emmc_worn does; the top of the step warned at 0x08, "70-80% used"), kept and compared
     in the store like a drive's SMART figures."""
     from disksleuth.model.run import Health
 
@@ -298,7 +299,7 @@ def emmc_health(device: Device) -> Health | None:
         serial=device.serial,
         firmware=device.firmware,
         capacity_bytes=card.capacity_bytes,
-        percentage_used=worst * 10 if worst is not None else None,
+        percentage_used=(worst - 1) * 10 if worst is not None else None,
         percentage_used_source=f"eMMC DEVICE_LIFE_TIME_EST ({source})" if source else None,
         messages=tuple(f"pre-EOL 0x{card.pre_eol:02x}" for _ in (0,) if card.pre_eol is not None),
         # What emmc_worn calls critical, said so `health` judges it alike (health_critical).

@@ -267,6 +267,13 @@ def decode_card(regs: CardRegisters, block_size_bytes: int | None = None) -> Car
     if kind == "sd":
         _sd_card_modes(fields)
         _sd_host_use(regs, fields)
+    running = fields["timing"]
+    if running in SD_MODES or running in MMC_MODES:
+        best = fields.get("card_max_timing")
+        if best is None or faster(running, best):  # type: ignore[arg-type]
+            # The card runs in it, so it takes it: the registers only give a floor (a U3 card read as SDR50 ran
+            # SDR104, and list --json said both).
+            fields["card_max_timing"] = running
     if fields.get("manufacturer_id") is not None:
         table = MMC_MANUFACTURERS if kind == "mmc" else SD_MANUFACTURERS
         mid = fields["manufacturer_id"]

@@ -73,7 +73,7 @@ def self_test_age_hours(health: Health, test: SelfTest) -> int | None:
             return None
         age += (newer - t.power_on_hours) % ATA_HOURS_WRAP
         newer = t.power_on_hours
-        if t is test:
+        if t == test:  # the newest entry may be an equal copy (Health.self_test), not the log's own object
             return age
     return None
 

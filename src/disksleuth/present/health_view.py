@@ -60,19 +60,23 @@ def _limit_row(h: Health, key: str) -> str | None:
     return limit_text(lim.critical_c, lim.critical_source, lim.default_for) or None
 
 
-def self_test_line(t: SelfTest, power_on_hours: int | None) -> str:
+def self_test_line(t: SelfTest, h: Health) -> str:
     """ "Extended offline: Completed without error, at 12,667 h (884 h ago)" in rich markup."""
+    from disksleuth.analysis.selftests import self_test_age_hours
     from disksleuth.present.text import safe_text as escape  # markup and control characters
 
     if t.in_progress:
         left = f", {t.remaining_pct}% remaining" if t.remaining_pct is not None else ""
-        return f"[cyan]{escape(t.kind)}: running{left}[/cyan]"
+        kind = "" if t.kind.strip().lower() in ("", "self-test") else f"{escape(t.kind)} "
+        return f"[cyan]{kind}running now{left}[/cyan]"
     style = "yellow" if t.passed is None else "green" if t.passed else "bold red"
     text = f"[{style}]{escape(t.kind)}: {escape(t.status)}[/{style}]"
     if t.power_on_hours is not None:
         text += f", at {t.power_on_hours:,} h"
-        if power_on_hours is not None and power_on_hours >= t.power_on_hours:
-            text += f" ({power_on_hours - t.power_on_hours:,} h ago)"
+        # The finding's age, ATA's 16-bit hours unwrapped (a raw difference said 83,865 h for 18,329).
+        age = self_test_age_hours(h, t)
+        if age is not None:
+            text += f" ({age:,} h ago)"
     if t.failing_lba is not None:
         text += f", first failing LBA {t.failing_lba:,}"
     return text
@@ -201,7 +205,7 @@ def render_health(
             )
         )
     if h.self_test is not None:
-        out.print(f"last self-test: {self_test_line(h.self_test, h.power_on_hours)}")
+        out.print(f"last self-test: {self_test_line(h.self_test, h)}")
     for line in self_test_and_wear_lines(h, wear):  # issue 38
         out.print(line, markup=False, highlight=False)
     if attributes:
