@@ -34,7 +34,7 @@ def test_the_last_self_test_line_unwraps_ata_hours_as_the_finding_does(cli, tmp_
 
 def test_a_running_self_test_is_not_named_twice(cli, tmp_path: Path) -> None:
     out = " ".join(_health(cli, tmp_path, RUNNING).split())
-    assert "last self-test: running now, 30% remaining" in out
+    assert "last self-test: running, 30% remaining" in out
     assert "self-test: self-test" not in out
 
 

@@ -67,8 +67,9 @@ def self_test_line(t: SelfTest, h: Health) -> str:
 
     if t.in_progress:
         left = f", {t.remaining_pct}% remaining" if t.remaining_pct is not None else ""
-        kind = "" if t.kind.strip().lower() in ("", "self-test") else f"{escape(t.kind)} "
-        return f"[cyan]{kind}running now{left}[/cyan]"
+        # A test read from the execution status has no kind of its own: not "self-test: self-test: running".
+        kind = "" if t.kind.strip().lower() in ("", "self-test") else f"{escape(t.kind)}: "
+        return f"[cyan]{kind}running{left}[/cyan]"
     style = "yellow" if t.passed is None else "green" if t.passed else "bold red"
     text = f"[{style}]{escape(t.kind)}: {escape(t.status)}[/{style}]"
     if t.power_on_hours is not None:
