@@ -36,13 +36,27 @@ def members_cmd(devs: list[str], *extra: str, seconds: str = MEMBER_TIME) -> lis
 
 
 def run_members(argv: list[str]) -> tuple[int, dict, str]:
+    return run_all([argv])[0]
+
+
+def run_all(argvs: list[list[str]]) -> list[tuple[int, dict, str]]:
+    """Each argv at once, in its own process: (exit code, JSON document or {}, stderr) of each, in order."""
     env = {**os.environ, "PYTHONPATH": SRC}
-    res = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
-    try:
-        doc = json.loads(res.stdout)
-    except ValueError:
-        doc = {}
-    return res.returncode, doc, res.stderr
+    procs = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for a in argvs]
+    done = []
+    for proc in procs:
+        try:
+            out, err = proc.communicate(timeout=300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        try:
+            doc = json.loads(out)
+        except ValueError:
+            doc = {}
+        done.append((proc.returncode, doc, err))
+    return done
 
 
 def slow_members(doc: dict) -> list[str]:
@@ -139,19 +153,29 @@ def throttled(devs: list[str], read_bps: list[int]) -> Iterator[str]:
         yield procs
 
 
+@contextlib.contextmanager
+def two_throttled_arrays(read_bps: list[int]) -> Iterator[list[tuple[list[str], str]]]:
+    """Two arrays of members, each of its own loop devices in its own blkio group with the same read rates:
+    the two runs go at once (one after the other they took 30 s), and neither shares a device or a throttle
+    with the other, so each reads what its throttles let through, as it did alone."""
+    with contextlib.ExitStack() as stack:
+        arrays = [stack.enter_context(loops(len(read_bps))) for _ in range(2)]
+        yield [(devs, stack.enter_context(throttled(devs, read_bps))) for devs in arrays]
+
+
 @pytest.mark.slow
 @needs_loop
 @needs_fio
 def test_the_throttled_member_is_named_in_both_runs():
     _need_blkio()
+    with two_throttled_arrays([STEADY_BPS, THROTTLE_BPS, STEADY_BPS]) as arrays:
+        runs = run_all([in_cgroup(procs, members_cmd(devs, "--engine", "libaio")) for devs, procs in arrays])
     seen: list[list[str]] = []
-    with loops(3) as devs, throttled(devs, [STEADY_BPS, THROTTLE_BPS, STEADY_BPS]) as procs:
-        for _ in range(2):
-            code, doc, err = run_members(in_cgroup(procs, members_cmd(devs, "--engine", "libaio")))
-            assert code == 1, err  # member_slow is a warning
-            seen.append(slow_members(doc))
-            print({m["name"]: (m["alone_mbps"], m["alone_ci95_pct"]) for m in doc["members"]})
-    assert seen == [[os.path.basename(devs[1])]] * 2, seen
+    for code, doc, err in runs:
+        assert code == 1, err  # member_slow is a warning
+        seen.append(slow_members(doc))
+        print({m["name"]: (m["alone_mbps"], m["alone_ci95_pct"]) for m in doc["members"]})
+    assert seen == [[os.path.basename(devs[1])] for devs, _ in arrays], seen
 
 
 @pytest.mark.slow
@@ -159,11 +183,11 @@ def test_the_throttled_member_is_named_in_both_runs():
 @needs_fio
 def test_no_member_slow_among_equal_members_in_two_runs():
     _need_blkio()
+    with two_throttled_arrays([THROTTLE_BPS] * 3) as arrays:
+        runs = run_all([in_cgroup(procs, members_cmd(devs, "--engine", "libaio")) for devs, procs in arrays])
     seen: list[list[str]] = []
-    with loops(3) as devs, throttled(devs, [THROTTLE_BPS] * 3) as procs:
-        for _ in range(2):
-            code, doc, err = run_members(in_cgroup(procs, members_cmd(devs, "--engine", "libaio")))
-            assert code in (0, 1), err
-            seen.append(slow_members(doc))
-            assert all(m["alone_mbps"] > 0 for m in doc["members"])
+    for code, doc, err in runs:
+        assert code in (0, 1), err
+        seen.append(slow_members(doc))
+        assert all(m["alone_mbps"] > 0 for m in doc["members"])
     assert seen == [[], []], seen
