@@ -65,3 +65,37 @@ def test_emmc_health_warns_where_emmc_worn_does(tmp_path: Path) -> None:
         codes = {f.code for f in health_findings(h)}
         assert ("health_worn" in codes) is worn, (life, codes)
         assert (emmc_worn(dev) is not None) is worn, life
+
+
+def test_a_negative_wear_figure_forecasts_nothing() -> None:
+    # Hostile smartctl JSON with percentage_used -7 forecast "100% comes after about -637 more days".
+    from disksleuth.analysis.wear import forecast_text, forecast_wear
+    from disksleuth.model.health_history import HealthReading
+    from disksleuth.model.run import Health
+
+    h = Health(device="/dev/nvme0", protocol="NVMe", percentage_used=-7, power_on_hours=1000)
+    f = forecast_wear(h, [])
+    assert f is None or forecast_text(f, 1000) is None
+    day = 86_400.0
+    readings = [
+        HealthReading(read_at_s=1.7e9 + d * day, hostname="h", device_name="sda", drive_key="k", serial_id=None,
+                      percentage_used=p)
+        for d, p in ((0, -50), (10, 3), (20, 3))
+    ]  # fmt: skip
+    f = forecast_wear(Health(device="sda", protocol="NVMe", percentage_used=3, power_on_hours=9000), readings)
+    assert f is not None and forecast_text(f, 9000) == "No measurable wear in 10 days of readings."
+    one = [*readings[1:2], HealthReading(read_at_s=1.7e9 + 11 * day, hostname="h", device_name="sda", drive_key="k",
+                                         serial_id=None, percentage_used=3)]  # fmt: skip
+    f = forecast_wear(Health(device="sda", protocol="NVMe", percentage_used=3, power_on_hours=9000), one)
+    assert f is not None and forecast_text(f, 9000) == "No measurable wear in 1 day of readings."
+
+
+def test_a_negative_error_log_count_is_no_count() -> None:
+    from disksleuth.analysis.error_logs import summary_lines
+    from disksleuth.probe.error_logs import parse_error_log
+
+    doc = {"nvme_smart_health_information_log": {"num_err_log_entries": -3},
+           "nvme_error_information_log": {"table": [{"error_count": -1, "status_field": {"string": "x"}}]}}  # fmt: skip
+    log = parse_error_log(doc)
+    assert log is not None and log.count is None and not log.entries
+    assert not any("-3" in line for line in summary_lines(log))

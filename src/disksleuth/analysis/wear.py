@@ -29,7 +29,7 @@ TB = 1e12
 # Words a user sees, in one place.
 WHEN_HISTORY = "At the rate of the last {span} days ({rate}), it reaches 100% around {date} (in about {days} days)."
 WHEN_PAST = "It is at or past its rated endurance now."
-WHEN_NO_WEAR = "No measurable wear in {span} days of readings."
+WHEN_NO_WEAR = "No measurable wear in {span} of readings."
 WHEN_NO_WEAR_LIFETIME = "No measurable wear in its {hours:,} power-on hours."
 WHEN_LIFETIME = (
     "At its lifetime average ({pct}% in {hours:,} power-on hours), 100% comes after about {days} more days of "
@@ -72,7 +72,8 @@ def _rate(readings: Sequence[HealthReading], key: str) -> float | None:
 def forecast_wear(health: Health, readings: Sequence[HealthReading]) -> WearForecast | None:
     """The forecast from the drive's readings (oldest first, the current one last); None when the drive reports
     neither wear nor data written."""
-    pct = health.percentage_used
+    # A negative share (hostile or garbled smartctl JSON gave -7%) is no figure: it forecast "-637 more days".
+    pct = health.percentage_used if health.percentage_used is None or health.percentage_used >= 0 else None
     if pct is None and health.data_written_bytes is None:
         return None
     readings = sorted(readings, key=lambda r: r.read_at_s)
@@ -86,7 +87,11 @@ def forecast_wear(health: Health, readings: Sequence[HealthReading]) -> WearFore
     )
     if pct is None:
         return base
-    pts = [(r.read_at_s, float(r.percentage_used)) for r in readings if r.percentage_used is not None]
+    pts = [
+        (r.read_at_s, float(r.percentage_used))
+        for r in readings
+        if r.percentage_used is not None and r.percentage_used >= 0
+    ]
     span_days = (pts[-1][0] - pts[0][0]) / DAY_S if len(pts) >= 2 else 0.0
     if span_days >= MIN_SPAN_DAYS:
         slope = _slope_per_day(pts)
@@ -127,7 +132,7 @@ def forecast_text(f: WearForecast, power_on_hours: int | None = None) -> str | N
     if f.basis == "history":
         span = f"{f.span_days:,.0f}"
         if f.days_left is None or f.projected_full_at_s is None or not f.pct_per_day:
-            return WHEN_NO_WEAR.format(span=span)
+            return WHEN_NO_WEAR.format(span="1 day" if span == "1" else f"{span} days")  # not "1 days"
         date = dt.datetime.fromtimestamp(f.projected_full_at_s, dt.UTC).strftime("%Y-%m-%d")
         return WHEN_HISTORY.format(span=span, rate=_rate_text(f.pct_per_day), date=date, days=f"{f.days_left:,.0f}")
     if f.basis == "lifetime" and power_on_hours:

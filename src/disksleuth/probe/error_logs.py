@@ -29,7 +29,7 @@ _MAX_TEXT = 200  # smartctl's longest error description is well under this
 def _int(v: Any) -> int | None:
     if isinstance(v, bool) or not isinstance(v, int):
         return None
-    return v if -(1 << 64) < v < 1 << 64 else None
+    return v if 0 <= v < 1 << 64 else None  # counts, numbers, hours, LBAs: a negative one ("-3 error(s)") is none
 
 
 def _str(v: Any) -> str | None:
