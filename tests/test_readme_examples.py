@@ -83,3 +83,34 @@ def test_the_80_column_show_example_is_what_the_command_prints(cli, tmp_path, mo
     res = cli("show", "1", "--db", db)
     assert res.code == 0, res.err
     assert res.out.rstrip() == shown
+
+
+def _runs_as_shown(command: str, expected_rc: int) -> None:
+    shown = _block_after(_readme(), command)
+    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
+    res = subprocess.run(
+        [sys.executable, "-m", "disksleuth", *shlex.split(command)[1:]],
+        capture_output=True, text=True, env=env, cwd=REPO, timeout=60,
+    )  # fmt: skip
+    assert res.returncode == expected_rc, res.stderr
+    assert res.stdout.rstrip() == shown
+
+
+def test_the_card_and_one_tool_paste_examples_are_what_the_commands_print():
+    """The README's eMMC (`list` of a worn eMMC's tree) and one-tool paste (`explain` of a dmidecode -t slot dump)
+    examples, added with their sections, are today's output at 100 columns."""
+    _runs_as_shown("disksleuth list --sysfs-root tests/data/sysfs/emmc_worn", 0)
+    _runs_as_shown("disksleuth explain tests/data/smbios/csit-sm_zn2.dmidecode-t-slot.txt", 0)
+
+
+def test_every_finding_code_is_in_the_readmes_table():
+    """Every code analysis.codes knows (and `ok`) has a row in the README's "Finding codes" table, and the table names
+    no code that does not exist: a new finding is documented where users look it up."""
+    from disksleuth.analysis.codes import FINDING_CODES
+
+    text = _readme()
+    start = text.index("## Finding codes\n")
+    table = text[start : text.index("\n## ", start + 1)]
+    rows = set(re.findall(r"^\| `([a-z0-9_]+)` \|", table, flags=re.MULTILINE))
+    assert FINDING_CODES | {"ok"} <= rows, sorted(FINDING_CODES - rows)
+    assert rows <= FINDING_CODES | {"ok"}, sorted(rows - FINDING_CODES - {"ok"})
