@@ -272,3 +272,61 @@ def test_a_config_others_can_read_or_change_is_said(cli, tmp_path) -> None:  # n
     conf.chmod(0o600)
     res = cli("watch", "--config", str(conf), "--db", str(tmp_path / "s.sqlite"), "--json")
     assert "warning:" not in res.err, res.err
+
+
+ORPHAN = """
+import json, os, sys, time
+from disksleuth.run import notify
+
+sender = notify.Sender()
+sender._start()
+job = {"url": f"json://127.0.0.1:{sys.argv[1]}/hook", "title": "t", "body": "b", "severity": "info", "timeout_s": 10.0}
+os.write(sender.jobs, json.dumps(job).encode() + b"\\n")
+print(sender.pid, flush=True)
+time.sleep(0.5)  # the child is in the middle of the trickle
+os.kill(os.getpid(), 9)
+"""
+
+
+def _trickling_server() -> socket.socket:
+    """Accepts, reads the request, then sends a header line every 0.2 s, for as long as the client stays."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+
+    def serve() -> None:
+        try:
+            conn, _ = srv.accept()
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\n")
+            while True:
+                conn.sendall(b"X-A: b\r\n")
+                time.sleep(0.2)
+        except OSError:
+            pass
+
+    threading.Thread(target=serve, daemon=True).start()
+    return srv
+
+
+def test_a_pass_killed_mid_send_leaves_no_sender_behind() -> None:
+    """kill -9 of a pass while its child waits on a receiver that trickles: the child went on, an orphan."""
+    srv = _trickling_server()
+    try:
+        port = str(srv.getsockname()[1])
+        res = subprocess.run([sys.executable, "-c", ORPHAN, port], capture_output=True, text=True, timeout=20)
+        pid = int(res.stdout.split()[0])
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{pid}/stat") as fh:
+                    if fh.read().rsplit(")", 1)[1].split()[0] == "Z":
+                        break  # dead, waiting for a reaper
+            except FileNotFoundError:
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(pid, 9)
+            pytest.fail("the sending child outlived its killed parent")
+    finally:
+        srv.close()

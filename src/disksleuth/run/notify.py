@@ -172,9 +172,14 @@ class Sender:
         _apprise()  # loaded here, so the child has it (and a missing Apprise is said here, in one line)
         jobs_r, jobs_w = os.pipe()
         results_r, results_w = os.pipe()
+        from disksleuth.probe.runner import _die_with_parent
+
+        dies_with_us = _die_with_parent()  # a pass killed mid-send leaves no child trickling a request on
         pid = os.fork()
         if pid == 0:  # the child: never returns, never runs the parent's exit handlers (its store, its streams)
             try:
+                if dies_with_us is not None:
+                    dies_with_us()
                 os.close(jobs_w)
                 os.close(results_r)
                 _serve(jobs_r, results_w)
