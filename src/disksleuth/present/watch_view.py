@@ -113,8 +113,11 @@ def render_watch(outcome: WatchOutcome) -> None:
         out.print(table)
     told = [c for c in outcome.changes if not c.muted]
     if not outcome.changes:
-        word = "first pass: nothing at warn or critical" if outcome.previous_at_s is None else "no change"
-        out.print(Text(f"Changes: none ({word})"), soft_wrap=not out.is_terminal)
+        if outcome.previous_at_s is None:
+            word = "Changes: none (first pass: nothing at warn or critical)"
+        else:  # when the pass compared with was: "none (no change)" said nothing a reader did not know
+            word = f"Changes: none since the pass of {dt.datetime.fromtimestamp(outcome.previous_at_s):%Y-%m-%d %H:%M}"
+        out.print(Text(word), soft_wrap=not out.is_terminal)
     for c in outcome.changes:
         out.print(Text(("  muted: " if c.muted else "  ") + change_line(c)), soft_wrap=not out.is_terminal)
     for n in outcome.deliveries:
