@@ -358,8 +358,9 @@ def render_drives(lines: list[DriveLine]) -> None:
     out = console()
     if not lines:
         out.print(
-            "No drive with SMART data here, and no health readings in the store (virtual disks have none; "
-            "`disksleuth health --from-smartctl FILE` reads a saved one).",
+            "No drive with SMART data here, and no health readings of this host's drives in the store (virtual "
+            "disks have none). `disksleuth health --from-smartctl FILE` reads a saved one and keeps it apart from "
+            "this host's drives, unless `--as-device DEV` names the drive here it was read from.",
             markup=False,
             highlight=False,
         )
