@@ -17,3 +17,24 @@ def test_health_does_not_say_the_store_is_empty_when_it_keeps_a_files_reading(cl
     assert "no health readings in the store" not in res.out, res.out
     if "No drive with SMART data here" in res.out:  # a machine with SMART drives lists them instead
         assert "--as-device" in res.out and "apart" in res.out, res.out
+
+
+def test_hdparm_tT_is_not_called_several_figures_of_one_kind(tmp_path):
+    """Before: `hdparm -tT` (the usual way it is run, as on linuxavid.blogspot.com's 2015 tuning post) gave "several
+    figures of one kind: the best of each is judged", yet its -T (memory) and -t (the drive) are of two kinds and only
+    -t is judged. Two -t runs of one drive are several of one kind, and still say so."""
+    from disksleuth.run.paste import explain_paste
+
+    one = tmp_path / "tT.txt"
+    one.write_text(
+        "# hdparm -tT /dev/sda\n\n/dev/sda:\n Timing cached reads:   33020 MB in  1.99 seconds = 16597.47 MB/sec\n"
+        " Timing buffered disk reads: 1548 MB in  3.00 seconds = 515.57 MB/sec\n"
+    )
+    two = tmp_path / "tt.txt"
+    two.write_text(
+        "# hdparm -t /dev/sda\n\n/dev/sda:\n Timing buffered disk reads: 1548 MB in  3.00 seconds = 515.57 MB/sec\n"
+        "# hdparm -t /dev/sda\n\n/dev/sda:\n Timing buffered disk reads: 1500 MB in  3.00 seconds = 499.95 MB/sec\n"
+    )
+    several = "several figures of one kind: the best of each is judged"
+    assert several not in explain_paste([str(one)]).devices[0].notes
+    assert several in explain_paste([str(two)]).devices[0].notes

@@ -830,7 +830,7 @@ def _judge(b: _Building, key: bytes | None) -> PastedDevice:
         summary = f"{link}; {summary}"
     sources = [_source(f, b, best) for f in findings]
     given = [_figure_dict(fig, file) for fig, file in b.figures]
-    if len(b.figures) > len(best):
+    if sum(1 for fig, _ in b.figures if fig.measure in _JUDGED) > len(best):  # hdparm -T's memory is no kind judged
         b.notes.append("several figures of one kind: the best of each is judged")
     chain_known = b.pci[0].chain_known if b.pci else None
     return PastedDevice(device, chain, figures, findings, summary, sources, given, chain_known, b.notes, sid)
