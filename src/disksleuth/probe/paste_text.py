@@ -39,21 +39,27 @@ MAX_LINES = 1 << 20
 LINES_CUT_WORDS = "lines were read"  # in the note a longer paste gets: "the paste has N lines: the first M lines..."
 
 _QUOTE = re.compile(r"^[ ]{0,3}(?:>[ ]?)+")
-_COMMANDS = r"(?:lspci|smartctl|nvme|fio|hdparm|dd|lsblk|dmidecode)"
-_COMMAND_WORD = re.compile(_COMMANDS)
+# mmc-utils (`mmc extcsd read`, "./mmcutils" where it was built in place: linux-mmc, 2025-04), and cat/grep/head/tail
+# of a card's sysfs or debugfs files (issue 39): only with /sys/, mmc or a register's name within 200 characters,
+# so `$ cat notes.txt` stays prose. The quick test before the prompt pattern is the words alone.
+_CARD_FILES = (
+    r"(?:cat|grep|head|tail)(?=[ \t][^\n]{0,200}?(?:/sys/|mmc|\b(?:cid|csd|scr|ssr|life_time|pre_eol_info|ext_csd)\b))"
+)
+_COMMANDS = r"(?:lspci|smartctl|nvme|fio|hdparm|dd|lsblk|dmidecode|(?:\./)?mmc(?:utils)?|" + _CARD_FILES + ")"
+_COMMAND_WORD = re.compile(r"lspci|smartctl|nvme|fio|hdparm|dd|lsblk|dmidecode|mmc|cat|grep|head|tail")
 # "$ cmd", "# cmd", "user@host:~$ cmd", "[user@host dir]# cmd", "host ~ # cmd", "PS C:\> cmd" (smartctl on Windows).
 # Each run is possessive or of a class the next part cannot start with, so a line of 4,095 "@" fails in one pass
 # (`\S+@\S+` tried every split of it: 16 such lines took 6 s).
 _PROMPT = re.compile(
     r"^\s*+(?:[^\s@]++@[^\s#$%>]++(?:[ \t]++[^\s#$%>]++)?[ \t]*+[#$%>]|\[[^\]]{1,80}\][ \t]*+[#$%]|[#$%]|"
-    r"[^\s#]{1,40}+[ \t]++~?[^\s#]*+[ \t]*+#|PS [^>]{1,80}>)\s*+"
+    r"[^\s#]{1,40}+[ \t]++~?[^\s#]*+[ \t]*+#|PS [^>]{1,80}>|-?(?:ba|da|k|z)?sh-[\d.]{1,8}+[#$])\s*+"
     r"(?P<cmd>(?:sudo\s++(?:-\S++\s++)*)?" + _COMMANDS + r"\b.*)"
 )
 # A benchmark's command line pasted without a prompt ("./fio --filename=...", "dd if=/dev/sda of=/dev/null ..."):
 # only with an option or operand that shows it is a command, so prose naming the tool is not taken for one.
 _BARE_COMMAND = re.compile(
     r"^\s*+(?P<cmd>(?:sudo\s++)?(?:\.?/\S*/|\./)?(?:fio\s++(?:--?\w|\S+\.fio\b)|hdparm\s++-[tT]{1,2}\b|"
-    r"dd\s++(?:\w++=\S++\s++)*(?:if|of)=).*)"
+    r"dd\s++(?:\w++=\S++\s++)*(?:if|of)=|cat\s++/sys/).*)"  # `cat /sys/...`: a card's file (BeagleBoard report)
 )
 # Terminal control sequences (ECMA-48), 7-bit and 8-bit: CSI "ESC [ params intermediates final" (colours:
 # "\x1b[01;31m\x1b[K" from grep --color=always), OSC "ESC ] ... BEL or ESC \" (the window titles `script` and tmux
@@ -102,6 +108,17 @@ _DD_LINE = re.compile(r"^\s*(?:\d+\+\d+ records (?:in|out)|\d+ bytes(?: \([^)]{1
 _DD_COPIED = re.compile(r"^\s*\d+ bytes(?: \([^)]{1,40}\))?(?: \([^)]{1,40}\))? copied,")
 _DMIDECODE = re.compile(r"^\s*(?:# dmidecode \d|Handle 0x[0-9A-Fa-f]{4}, DMI type \d{1,3},)")
 _DMIDECODE_VERSION = re.compile(r"^\s*# dmidecode \d{1,3}\.\d{1,3}\S{0,20}\s*$")
+# mmc-utils `mmc extcsd read` (mmc_cmds.c): its banner, its first field, or the life-time lines people grep for.
+_MMC_EXTCSD = re.compile(
+    r"^\s*(?:Extended CSD rev 1\.\d|eMMC (?:Life Time Estimation [AB]|Pre EOL information) \[|"
+    r"Card Supported Command sets \[S_CMD_SET)"
+)
+# A card's sysfs/debugfs file as grep -H (PATH:value), as a path alone on its line, or head's "==> PATH <==". The
+# path's parts are possessive runs without "/", so a line of slashes fails in one pass; "date:04/2023" is not a start.
+_MMC_SYSFS = re.compile(
+    r"^\s*(?:/sys/(?:[^/\s]++/)*+(?:cid|csd|scr|ssr|life_time|pre_eol_info|manfid|oemid|name|type|ext_csd|ios|caps2?)"
+    r"(?::|$)|(?:cid|csd|scr|ssr):[0-9a-fA-F]{16}|==> /sys/\S++ <==$)"
+)
 _JSON_START = re.compile(r"^\s*[{\[]\s*$|^\s*\{\s*\"")
 
 
@@ -321,7 +338,7 @@ def _join_wrapped(lines: list[PasteLine]) -> list[PasteLine]:
 
 
 _HEX = frozenset("0123456789abcdefABCDEF")
-_STARTS_FIRST = frozenset("s=#H-+\\|[{NLlSf/T0123456789")
+_STARTS_FIRST = frozenset("s=#H-+\\|[{NLlSf/T0123456789EeCc")
 
 
 def _lspci_tail(prev: str, text: str) -> bool:
@@ -361,6 +378,8 @@ _STARTS = (
     ("hdparm", _HDPARM_DEV),
     ("hdparm", _HDPARM_TIMING),
     ("dd", _DD_LINE),
+    ("mmc_extcsd", _MMC_EXTCSD),
+    ("mmc_sysfs", _MMC_SYSFS),
     ("json", _JSON_START),
 )
 _START = re.compile(
@@ -378,7 +397,7 @@ def _start_kind(text: str) -> str | None:
 def _continues(kind: str, text: str) -> bool:
     """Whether a non-blank line still belongs to the section of this kind."""
     t = text[:MAX_LINE_CHARS]
-    if kind in ("smartctl", "dmidecode"):
+    if kind in ("smartctl", "dmidecode", "mmc_extcsd", "mmc_sysfs"):
         return True  # smartctl's text has free-form lines; another command's start ends it
     if kind == "lspci":
         return t[:1] in ("\t", " ") or bool(_LSPCI_HEADER.match(t))
@@ -399,7 +418,8 @@ def _continues(kind: str, text: str) -> bool:
 
 # Blank lines a section may contain before it is considered ended (smartctl and lspci use single blank lines
 # between blocks; fio uses one before "Run status group").
-_MAX_BLANKS = {"smartctl": 3, "dmidecode": 2, "lspci": 2, "fio": 2, "hdparm": 2, "lspci_tree": 0, "dd": 1}
+_MAX_BLANKS = {"smartctl": 3, "dmidecode": 2, "lspci": 2, "fio": 2, "hdparm": 2, "lspci_tree": 0, "dd": 1,
+               "mmc_extcsd": 2}  # fmt: skip
 
 
 def split_sections(lines: list[PasteLine]) -> Paste:
@@ -415,7 +435,7 @@ def split_sections(lines: list[PasteLine]) -> Paste:
             command = text[2:]
             i += 1
             continue
-        kind = _start_kind(text)
+        kind = _start_kind(text) or (_hinted_kind(command) if text.strip() else None)
         if kind is None:
             if text.strip():
                 _skip(skipped, lines[i].no)
@@ -461,6 +481,15 @@ def split_sections(lines: list[PasteLine]) -> Paste:
         command = None
         i = last + 1
     return Paste(tuple(sections), tuple(skipped))
+
+
+def _hinted_kind(command: str | None) -> str | None:
+    """The kind a prompt's command says its output is, where the output alone does not: `cat` of a card's sysfs
+    files prints bare values (issue 39)."""
+    return "mmc_sysfs" if command and _CARD_FILES_COMMAND.match(command) else None
+
+
+_CARD_FILES_COMMAND = re.compile(r"(?:sudo\s++)?" + _CARD_FILES)
 
 
 def _skip(skipped: list[tuple[int, int]], no: int) -> None:

@@ -42,6 +42,7 @@ from disksleuth.probe.bench_text import (
 from disksleuth.probe.dmidecode_text import parse_dmidecode_slots
 from disksleuth.probe.lspci_text import parse_lspci_vv
 from disksleuth.probe.lspci_tree import parse_lspci_tree
+from disksleuth.probe.mmc_text import PastedCard, merge_cards, parse_mmc_extcsd, parse_mmc_sysfs
 from disksleuth.probe.nvme_text import parse_nvme_id_ctrl, parse_nvme_id_ns, parse_nvme_list, parse_nvme_smart_log
 from disksleuth.probe.paste_text import LINES_CUT_WORDS, MAX_PASTE_BYTES, read_paste
 from disksleuth.probe.slots import SlotTable
@@ -161,6 +162,7 @@ class _Context:
     notes: list[str] = field(default_factory=list)
     figure_notes: list[tuple[str | None, str]] = field(default_factory=list)  # (device, what a benchmark says of it)
     fio_targets: dict[int, str] = field(default_factory=dict)  # id(figure) -> the device its fio JSON ran on
+    cards: list[tuple[PastedCard, str]] = field(default_factory=list)  # SD/eMMC registers (issue 39), (card, file)
 
 
 Handler = Callable[[_Context, Section, str], str | None]  # returns the device the section is about, if named
@@ -357,6 +359,13 @@ def _read_fio_json(ctx: _Context, section: Section, file: str) -> str | None:
     return device
 
 
+def _read_card(ctx: _Context, section: Section, file: str, parse: Callable[..., PastedCard]) -> str | None:
+    """mmc-utils' extcsd text or a card's sysfs files (probe/mmc_text.py): judged as a live card (issue 39)."""
+    card = parse(section.text, section.first_line, section.command)
+    ctx.cards.append((card, file))
+    return card.device
+
+
 # kind -> reader; None: recognised, no reader yet (nvme-cli's list and smart-log JSON: no parser yet).
 HANDLERS: dict[str, Handler | None] = {
     "smartctl": _read_smartctl,
@@ -374,6 +383,8 @@ HANDLERS: dict[str, Handler | None] = {
     "nvme_id_ctrl": _read_nvme_id_ctrl,
     "nvme_smart_log": _read_nvme_smart_log,
     "nvme_smart_log_json": None,
+    "mmc_extcsd": lambda ctx, s, file: _read_card(ctx, s, file, parse_mmc_extcsd),
+    "mmc_sysfs": lambda ctx, s, file: _read_card(ctx, s, file, parse_mmc_sysfs),
 }
 
 
@@ -498,7 +509,8 @@ def explain_paste(
             raise ParseError(f"no device in the paste: {why}{more}")
         cut = next((f" ({n})" for n in ctx.notes if LINES_CUT_WORDS in n), "")  # why the rest was not seen
         raise ParseError(
-            "no device in the paste: no storage controller in lspci -vv, no smartctl report, no nvme-cli drive"
+            "no device in the paste: no storage controller in lspci -vv, no smartctl report, no nvme-cli drive, "
+            "no SD or eMMC register"
             + what
             + cut
             + "; paste lspci -vv, smartctl -x or nvme list output too"
@@ -553,6 +565,30 @@ class _Building:
     notes: list[str] = field(default_factory=list)
     figures: list[tuple[PastedFigure, str]] = field(default_factory=list)
     bench_only: bool = False  # made from a benchmark's figures alone: nothing of its path or health is known
+    card: tuple[PastedCard, str] | None = None  # an SD card's or eMMC's registers and the file they came from
+
+
+def _card_buildings(cards: list[tuple[PastedCard, str]]) -> list[_Building]:
+    """One device per card the pastes name (mmcblk0, or the card's sysfs directory); reports that name none join
+    the only named card, else make one card of their own (a paste is mostly about one card)."""
+    named: dict[str, list[tuple[PastedCard, str]]] = {}
+    unnamed: list[tuple[PastedCard, str]] = []
+    for c, file in cards:
+        (named.setdefault(c.device, []) if c.device else unnamed).append((c, file))
+    only = len(named) == 1  # the only named card takes the unnamed reports
+    out = [(name, group + unnamed if only else group) for name, group in named.items()]
+    if unnamed and len(named) != 1:
+        c, file = unnamed[0]
+        first = min(c.source_lines.values(), default=0)
+        out.append((f"card at {os.path.basename(file)}:{first}", unnamed))
+    buildings = []
+    for name, group in out:
+        card = merge_cards([c for c, _ in group])
+        notes = list(card.notes)
+        if len(group) > 1:
+            notes.append(f"{len(group)} reports on the card read as one")
+        buildings.append(_Building(name, "mmc", notes=notes, card=(card, group[0][1])))
+    return buildings
 
 
 UNNAMED = "(no device named)"
@@ -620,6 +656,7 @@ def _devices(ctx: _Context, given: list[PastedFigure]) -> tuple[list[PastedDevic
         name = d.name or f"drive at {os.path.basename(d.where.file)}:{d.where.line}"
         transport = {"NVMe": "nvme", "ATA": "sata", "SCSI": "scsi"}.get(h.protocol or "", "unknown")
         building.append(_Building(name, transport, hops, None, d, notes))
+    building.extend(_card_buildings(ctx.cards))
     if not building:
         building = _bench_only(ctx, given)
     if ctx.slots is not None:
@@ -817,6 +854,10 @@ def _judge(b: _Building, key: bytes | None) -> PastedDevice:
         size_bytes=health.capacity_bytes if health else None,
         hops=b.hops,
     )
+    if b.card is not None:  # the card's own claims and wear, decoded and judged as a live card's (issue 39)
+        card = b.card[0]
+        device = replace(device, card_registers=card.registers, size_bytes=device.size_bytes or card.size_bytes,
+                         model=device.model or _clip(card.registers.name, _MAX_NAME_CHARS))  # fmt: skip
     device = with_drive_sata_max(device, health)
     chain = link_chain(device.hops)
     findings = verdicts(device, chain, figures, health=health)
@@ -870,12 +911,19 @@ def link_summary(chain: LinkChain) -> str | None:
     return text
 
 
+# The register lines a card's finding rests on, the first pasted one named.
+_CARD_LINES = {"emmc_worn": ("life_time", "pre_eol_info", "ext_csd"), "host_limits_card": ("ios", "ext_csd")}
 _PCI_CODES = ("link_downgraded", "slot_limited", "behind_chipset", "slot_firmware_mismatch")
 
 
 def _source(f: Finding, b: _Building, best: dict[str, tuple[PastedFigure, str]]) -> Where | None:
     """The file and line a finding rests on: the figure's line, the lspci LnkSta line, the smartctl field."""
     figure_measures = [m for m in _JUDGED if m in best]
+    if b.card is not None and f.code in _CARD_LINES:
+        card, file = b.card
+        line = next((card.source_lines[k] for k in _CARD_LINES[f.code] if k in card.source_lines), None)
+        if line is not None:
+            return Where(file, line)
     if b.pci and (f.code in _PCI_CODES or f.code.startswith(("pcie", "slot"))):
         p, file = b.pci
         text = " ".join(str(v) for v in f.evidence.values())
