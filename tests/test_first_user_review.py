@@ -38,3 +38,17 @@ def test_hdparm_tT_is_not_called_several_figures_of_one_kind(tmp_path):
     several = "several figures of one kind: the best of each is judged"
     assert several not in explain_paste([str(one)]).devices[0].notes
     assert several in explain_paste([str(two)]).devices[0].notes
+
+
+def test_a_downgraded_link_of_unknown_width_is_not_said_as_unknown_mb_s():
+    """Before: a pasted LnkSta cut after its speed ("LnkSta: Speed 5GT/s (downgraded)," and nothing more: a paste cut
+    off, or a hostile one) read "runs at PCIe 2.0 (width unknown) (~unknown), but both ends support ...". A figure
+    that is not known is left out, not printed as one."""
+    from disksleuth.analysis.links import static_findings
+    from disksleuth.model import Device, PcieHop
+
+    hop = PcieHop("0000:01:00.0", None, None, None, 5.0, None, 8.0, 4, None, None)
+    device = Device(name="nvme0n1", path="/dev/nvme0n1", transport="nvme", model=None, firmware=None, size_bytes=None,
+                    hops=(hop,))  # fmt: skip
+    found = [f for f in static_findings(device) if f.code == "link_downgraded"]
+    assert found and "~unknown" not in found[0].message and "PCIe 2.0 (width unknown)" in found[0].message

@@ -80,9 +80,11 @@ def _link_downgraded(hop: PcieHop) -> Finding | None:
         code="link_downgraded",
         severity="warn",
         message=(
-            f"The PCIe link from {port_phrase(hop)} to {hop.name} runs at {now_label} "
-            f"(~{_mb(now_mbps)}), but both ends support {cap_label} (~{_mb(cap_mbps)}): "
-            f"the link {what} was negotiated down."
+            f"The PCIe link from {port_phrase(hop)} to {hop.name} runs at {now_label}"
+            + (f" (~{_mb(now_mbps)})" if now_mbps is not None else "")  # a LnkSta cut before its width
+            + f", but both ends support {cap_label}"
+            + (f" (~{_mb(cap_mbps)})" if cap_mbps is not None else "")
+            + f": the link {what} was negotiated down."
         ),
         evidence={
             "port": hop.port,
