@@ -147,10 +147,15 @@ def test_head_of_the_files_and_a_pasted_life_time_warn() -> None:
 
 
 def test_a_cat_of_other_files_stays_prose() -> None:
-    """Only a cat/grep of a card's files is taken as one: `$ cat notes.txt` and its text stay skipped."""
+    """Only a cat/grep of a card's files is taken as one: `$ cat notes.txt` and its text stay skipped, and a SCSI
+    disk's sysfs files make no card."""
     x_text = "$ cat notes.txt\ncid: is what the card calls its identity\n"
     with pytest.raises(ParseError, match="no SD or eMMC register"):
         explain_paste(["-"], stdin_text=x_text)
+    # A SATA disk's sysfs directory has `type` and `rev` too: one line saying it is not a card's, no mmc device.
+    sata = "$ grep . /sys/block/sda/device/*\n/sys/block/sda/device/rev:1B6Q\n/sys/block/sda/device/type:0\n"
+    with pytest.raises(ParseError, match="not an SD card's or eMMC's files"):
+        explain_paste(["-"], stdin_text=sata)
 
 
 # --- the parser alone ------------------------------------------------------------------------------------------

@@ -310,10 +310,17 @@ def parse_mmc_sysfs(text: str, first_line: int = 1, command: str | None = None) 
         raise ParseError("no SD or eMMC register in it (no cid, csd, scr, ssr, life_time or ext_csd value)")
     values = {k: "\n".join(v) if k in ("ios", "ext_csd") else v[0] for k, v in r.values.items()}
     card_type = values.pop("card_type", None) or _type_guess(values)
+    # A SCSI disk's /sys/block/sda/device/ has `type` ("0") and `rev` too: only a card's own files make a card.
+    if card_type not in _CARD_TYPES or not _CARD_OWN.intersection(values):
+        why = f"its type is {card_type[:20]!r}" if card_type and card_type not in _CARD_TYPES else "no card register"
+        raise ParseError(f"not an SD card's or eMMC's files ({why}: cid, csd, life_time, ext_csd, debugfs ios...)")
     regs = CardRegisters(card_type=card_type, **values)
     return PastedCard(regs, r.device, None, dict(r.lines))
 
 
+_CARD_TYPES = frozenset({"SD", "MMC", "SDIO", "SDcombo", None})  # drivers/mmc/core/bus.c mmc_type_show
+_CARD_OWN = frozenset({"cid", "csd", "scr", "ssr", "life_time", "pre_eol_info", "ext_csd", "ios", "host_caps",
+                       "host_caps2", "manfid", "oemid"})  # fmt: skip
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 

@@ -114,9 +114,10 @@ _MMC_EXTCSD = re.compile(
     r"Card Supported Command sets \[S_CMD_SET)"
 )
 # A card's sysfs/debugfs file as grep -H (PATH:value), as a path alone on its line, or head's "==> PATH <==". The
-# path's parts are possessive runs without "/", so a line of slashes fails in one pass; "date:04/2023" is not a start.
+# path's parts are possessive runs without "/", so a line of slashes fails in one pass; "date:04/2023" is not a start,
+# nor `type` or `name`, which a SCSI disk's /sys/block/sda/device/ has too.
 _MMC_SYSFS = re.compile(
-    r"^\s*(?:/sys/(?:[^/\s]++/)*+(?:cid|csd|scr|ssr|life_time|pre_eol_info|manfid|oemid|name|type|ext_csd|ios|caps2?)"
+    r"^\s*(?:/sys/(?:[^/\s]++/)*+(?:cid|csd|scr|ssr|life_time|pre_eol_info|manfid|oemid|ext_csd|ios|caps2?)"
     r"(?::|$)|(?:cid|csd|scr|ssr):[0-9a-fA-F]{16}|==> /sys/\S++ <==$)"
 )
 _JSON_START = re.compile(r"^\s*[{\[]\s*$|^\s*\{\s*\"")
