@@ -40,7 +40,7 @@ from disksleuth.probe.bench_text import (
     parse_hdparm_text,
 )
 from disksleuth.probe.dmidecode_text import parse_dmidecode_slots
-from disksleuth.probe.lspci_text import parse_lspci_vv
+from disksleuth.probe.lspci_text import MAX_FUNCTIONS, parse_lspci_vv
 from disksleuth.probe.lspci_tree import parse_lspci_tree
 from disksleuth.probe.mmc_text import PastedCard, merge_cards, parse_mmc_extcsd, parse_mmc_sysfs
 from disksleuth.probe.nvme_text import parse_nvme_id_ctrl, parse_nvme_id_ns, parse_nvme_list, parse_nvme_smart_log
@@ -306,7 +306,10 @@ def _read_lspci_sections(ctx: _Context, sections: list[Section], file: str) -> N
     for s in sections:
         parts.append("\n" * (s.first_line - line) + s.text)
         line = s.last_line
-    for p in parse_lspci_vv("\n".join(parts), sections[0].first_line, ctx.tree):
+    found = parse_lspci_vv("\n".join(parts), sections[0].first_line, ctx.tree)
+    if len(found) == MAX_FUNCTIONS:
+        ctx.notes.append(f"{file}: the first {MAX_FUNCTIONS:,} PCI functions of its lspci text were read, no more")
+    for p in found:
         ctx.pci.append((p, file))
 
 
