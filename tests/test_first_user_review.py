@@ -66,3 +66,40 @@ def test_a_paste_of_half_a_million_pci_headers_is_read_in_bounded_work():
     found = lspci_text.parse_lspci_vv(one * (cap + 500))
     assert len(found) == cap
     assert 1024 <= cap <= 16384  # a big server has a few thousand functions
+
+
+def test_a_smartctl_command_line_pasted_without_a_prompt_names_the_drive(tmp_path):
+    """Before: a forum post that opens with its command line bare ("smartctl -a /dev/sdb", no `$ `, as serverparts.pl's
+    smartmontools guide shows it) had that line skipped, and the drive was named "drive at FILE:2", not sdb. A bare
+    line that is a smartctl or nvme-cli command on a /dev/ path is the command of the section below it; prose that
+    names the tool is not."""
+    from disksleuth.run.paste import explain_paste
+
+    report = (
+        "smartctl 5.41 2011-06-09 r3365 [x86_64-linux-3.2.0-48-generic] (local build)\n"
+        "START OF INFORMATION SECTION\nDevice Model: WDC WD5003ABYX-01WERA1\n\n"
+        "Vendor Specific SMART Attributes with Thresholds:\n"
+        "ID# ATTRIBUTE_NAME FLAG VALUE WORST THRESH TYPE UPDATED WHEN_FAILED RAW_VALUE\n"
+        "5 Reallocated_Sector_Ct 0x0033 199 199 140 Pre-fail Always - 40\n"
+    )
+    bare = tmp_path / "bare.txt"
+    bare.write_text("smartctl -a /dev/sdb\n" + report)
+    assert [d.device.name for d in explain_paste([str(bare)]).devices] == ["sdb"]
+    prose = tmp_path / "prose.txt"
+    prose.write_text("I ran smartctl -a /dev/sdb and got:\n" + report)
+    assert [d.device.name for d in explain_paste([str(prose)]).devices] != ["sdb"]
+
+
+def test_bare_command_lines_are_read_in_one_pass():
+    """The bare smartctl/nvme command pattern is linear: a 4,095-character line of options with no device fails fast."""
+    import time
+
+    from disksleuth.probe.paste_text import _prompt
+
+    assert _prompt("smartctl -d sat -x /dev/sdb") is not None
+    assert _prompt("nvme smart-log /dev/nvme0") is not None
+    line = "smartctl " + "-a " * 1362
+    started = time.perf_counter()
+    for _ in range(200):
+        assert _prompt(line) is None
+    assert time.perf_counter() - started < 1.0

@@ -59,7 +59,10 @@ _PROMPT = re.compile(
 # only with an option or operand that shows it is a command, so prose naming the tool is not taken for one.
 _BARE_COMMAND = re.compile(
     r"^\s*+(?P<cmd>(?:sudo\s++)?(?:\.?/\S*/|\./)?(?:fio\s++(?:--?\w|\S+\.fio\b)|hdparm\s++-[tT]{1,2}\b|"
-    r"dd\s++(?:\w++=\S++\s++)*(?:if|of)=|cat\s++/sys/).*)"  # `cat /sys/...`: a card's file (BeagleBoard report)
+    r"dd\s++(?:\w++=\S++\s++)*(?:if|of)=|cat\s++/sys/|"  # `cat /sys/...`: a card's file (BeagleBoard report)
+    # "smartctl -a /dev/sdb", "smartctl -d sat -x /dev/sdb", "nvme smart-log /dev/nvme0": a forum post's command
+    # line, up to its device (one possessive run of a class that stops at the first "/")
+    r"(?:smartctl|nvme\s++[a-z][a-z-]*+)\s++[^/\n]*+/dev/).*)"
 )
 # Terminal control sequences (ECMA-48), 7-bit and 8-bit: CSI "ESC [ params intermediates final" (colours:
 # "\x1b[01;31m\x1b[K" from grep --color=always), OSC "ESC ] ... BEL or ESC \" (the window titles `script` and tmux
