@@ -103,3 +103,24 @@ def test_bare_command_lines_are_read_in_one_pass():
     for _ in range(200):
         assert _prompt(line) is None
     assert time.perf_counter() - started < 1.0
+
+
+def test_a_grep_of_lspci_link_lines_says_what_is_missing(tmp_path):
+    """Before: `lspci -vvvs c9:00.0 | grep -i speed` pasted alone (as cloudnetops.tech's guide to PCIe downgrades shows
+    it: LnkCap, LnkSta "(downgraded)", LnkCtl2, no device line) got the generic "no storage controller in lspci -vv,
+    no smartctl report ...". Now the one line says the link lines have no device header and asks for the record."""
+    import pytest
+
+    from disksleuth.errors import ParseError
+    from disksleuth.run.paste import explain_paste
+
+    paste = tmp_path / "grep.txt"
+    paste.write_text(
+        "$ lspci -vvvs c9:00.0 | grep -i speed\n"
+        "LnkCap: Port #0, Speed 16GT/s, Width x4, ASPM L0s L1, Exit Latency L0 <512ns, L1 <16us\n"
+        "LnkSta: Speed 8GT/s (downgraded), Width x2 (downgraded)\n"
+    )
+    with pytest.raises(ParseError) as err:
+        explain_paste([str(paste)])
+    said = str(err.value)
+    assert "\n" not in said and "line 3" in said and "device line" in said and "lspci -vv -s" in said, said

@@ -162,6 +162,7 @@ class _Context:
     notes: list[str] = field(default_factory=list)
     figure_notes: list[tuple[str | None, str]] = field(default_factory=list)  # (device, what a benchmark says of it)
     fio_targets: dict[int, str] = field(default_factory=dict)  # id(figure) -> the device its fio JSON ran on
+    headless_link: tuple[str, int] | None = None  # (file, line) of a LnkSta: line with no lspci record around it
     cards: list[tuple[PastedCard, str]] = field(default_factory=list)  # SD/eMMC registers (issue 39), (card, file)
 
 
@@ -464,12 +465,15 @@ def explain_paste(
     skipped: list[dict[str, Any]] = []
     for path in paths:
         name = "stdin" if path == STDIN else path
-        paste = read_paste(read_input(path, stdin_text))
+        text = read_input(path, stdin_text)
+        paste = read_paste(text)
         ctx.notes.extend(f"{name}: {n}" for n in paste.notes)
         skipped.extend({"file": name, "first_line": a, "last_line": b} for a, b in paste.skipped)
         lspci = [s for s in paste.sections if s.kind == "lspci"]
         if lspci:
             ctx.lspci.append((lspci, name))
+        elif ctx.headless_link is None and (at := text.find("LnkSta:")) >= 0:  # `lspci -vv | grep Speed`
+            ctx.headless_link = (name, text.count("\n", 0, at) + 1)
         for s in paste.sections:
             if s.kind == "lspci":
                 continue
@@ -511,6 +515,13 @@ def explain_paste(
             more = f" (and {len(failed) - 3} more)" if len(failed) > 3 else ""
             raise ParseError(f"no device in the paste: {why}{more}")
         cut = next((f" ({n})" for n in ctx.notes if LINES_CUT_WORDS in n), "")  # why the rest was not seen
+        if ctx.headless_link is not None and not read_kinds:
+            file, line = ctx.headless_link
+            raise ParseError(
+                f"no device in the paste: the PCIe link lines at {file} line {line} have no lspci device line above "
+                "them ('01:00.0 Non-Volatile memory controller: ...'), so whose link it is is unknown; paste the "
+                "whole record (lspci -vv -s BDF), not a grep of it"
+            )
         raise ParseError(
             "no device in the paste: no storage controller in lspci -vv, no smartctl report, no nvme-cli drive, "
             "no SD or eMMC register"
