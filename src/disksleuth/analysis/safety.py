@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from disksleuth.model import Device
+from disksleuth.model.held import HeldDevice
 from disksleuth.units import fmt_bytes
 
 LOOP_DEPTH = 8  # loop links followed from the target; a longer chain is refused rather than guessed
@@ -14,7 +15,40 @@ def write_refusal(device: Device, related: tuple[Device, ...] = ()) -> str | Non
     `related`: the devices linked to it through loop devices (probe's loop_related). Writing a loop
     device writes what it is attached to, and writing a device rewrites every loop device attached to
     it, so any of them mounted, swap or held refuses too, naming the chain."""
-    return _in_use(device) or array_refusal(device) or _loop_refusal(device, related)
+    return _in_use(device) or array_refusal(device) or _loop_refusal(device, related) or _backs_refusal(device)
+
+
+def _backs_refusal(device: Device) -> str | None:
+    """A loop device attached over this one (or a partition of it) is in use even when nothing mounts it: writes
+    here rewrite what it shows, as a file backing a loop device is refused (file_write_refusal). The kernel lets
+    the device be claimed exclusively meanwhile, so only this rule sees it."""
+    backs = list(dict.fromkeys(n for d in (device, *device.partitions) for n in d.backs))
+    if not backs:
+        return None
+    names = " ".join(f"/dev/{n}" for n in backs)
+    return f"it backs {names.replace(' ', ', ')} (attached, so in use); detach it first (losetup -d {names})"
+
+
+def renamed_refusal(path: str, device: Device | None, held: HeldDevice) -> str | None:
+    """The checks and the identity shown must be of the device held: a name re-pointed between the claim and the
+    inspection (a symlink swapped there and back) would have them judge one device while another is written."""
+    seen = device.dev if device else None
+    if seen == held.dev:
+        return None
+    return f"{path} now names another device ({seen or 'none'}) than the one held ({held.dev}); refusing to write"
+
+
+def held_refusal(path: str, held: HeldDevice) -> str | None:
+    """What the exclusive claim cannot see, as the one line said, or None: processes holding the device open without
+    O_EXCL (dd, a virtual machine's disk), and a read-only device, whose every write fails (a run would measure or
+    judge the failures, not the device: verify called a write-protected card counterfeit)."""
+    if held.openers:
+        return f"refusing to write to {path}: it is open in {', '.join(held.openers)}; close it first"
+    if held.read_only:
+        return (
+            f"{path} is read-only (a card's write-protect switch, blockdev --setro, or losetup -r): refusing to write"
+        )
+    return None
 
 
 def array_refusal(device: Device, member_of: str | None = None) -> str | None:

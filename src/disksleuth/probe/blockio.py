@@ -20,13 +20,10 @@ from disksleuth.errors import EnvironmentProblem, SafetyRefusal
 from disksleuth.probe.sysfs import read_regular_file
 
 BLKFLSBUF = 0x1261  # _IO(0x12, 97), linux/fs.h: flush the buffer cache of a block device
-BLKROGET = 0x125E  # _IO(0x12, 94), linux/fs.h: is the device read-only
 LOOP_GET_STATUS64 = 0x4C05  # linux/loop.h
 LOOP_INFO64 = "=QQQQQIIII64s64s32s2Q"  # struct loop_info64: lo_device, lo_inode, ..., lo_flags, names, key, init
 LO_FLAGS_DIRECT_IO = 16
 POSIX_FADV_DONTNEED = 4
-MAX_PIDS_SCANNED = 65536  # bounds of the scan for processes holding a device open (a host with huge counts)
-MAX_FDS_SCANNED = 1_000_000
 
 
 class BlockIo:
@@ -90,19 +87,6 @@ def open_direct(path: str, block_bytes: int, same_as: int | None = None) -> Iter
         os.close(fd)
 
 
-def read_only(fd: int) -> bool:
-    """The kernel's read-only flag of the block device of `fd` (BLKROGET): an SD card's write-protect switch,
-    `blockdev --setro`, a loop device attached with -r. Every write then fails, which says nothing of capacity."""
-    import struct
-
-    flag = bytearray(struct.calcsize("i"))
-    try:
-        fcntl.ioctl(fd, BLKROGET, flag)
-    except OSError:
-        return False
-    return bool(struct.unpack("i", flag)[0])
-
-
 def drop_backing_cache(fd: int, sysfs_root: str = "/") -> str | None:
     """For a loop device without direct I/O, drop the page cache of its backing file; what could not be done, in
     words, or None (not a loop device, direct I/O on, or dropped).
@@ -146,40 +130,6 @@ def drop_backing_cache(fd: int, sysfs_root: str = "/") -> str | None:
     finally:
         os.close(back)
     return None
-
-
-def open_by_processes(fd: int, proc_root: str = "/proc") -> list[str]:
-    """Other processes that hold the block device of `fd` open ('process 123 (qemu)'): an exclusive claim does
-    not see an opener without O_EXCL (a virtual machine's disk, dd, a database on a raw device). Bounded: at most
-    MAX_PIDS_SCANNED processes and MAX_FDS_SCANNED descriptors."""
-    rdev = os.fstat(fd).st_rdev
-    me = str(os.getpid())
-    found: list[str] = []
-    try:
-        pids = sorted((e for e in os.listdir(proc_root) if e.isdigit() and e != me), key=int)[:MAX_PIDS_SCANNED]
-    except OSError:
-        return found
-    budget = MAX_FDS_SCANNED
-    for pid in pids:
-        fd_dir = os.path.join(proc_root, pid, "fd")
-        try:
-            entries = os.listdir(fd_dir)
-        except OSError:
-            continue
-        for entry in entries[:budget]:
-            try:
-                st = os.stat(os.path.join(fd_dir, entry))
-            except OSError:
-                continue
-            if stat.S_ISBLK(st.st_mode) and st.st_rdev == rdev:
-                comm = read_regular_file(os.path.join(proc_root, pid, "comm"), 64)
-                text = comm.decode("utf-8", "replace").strip() if comm else ""
-                found.append(f"process {pid}" + (f" ({text})" if text and text.isprintable() else ""))
-                break
-        budget -= len(entries)
-        if budget <= 0:
-            break
-    return found
 
 
 def error_words(exc: OSError) -> str:

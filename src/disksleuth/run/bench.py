@@ -39,7 +39,7 @@ from disksleuth.errors import (
 from disksleuth.model.fio import FioReport, StatusSample
 from disksleuth.model.run import Health, Run, TestResult
 from disksleuth.probe import fio, runner
-from disksleuth.probe.claim import DeviceBusy, exclusive_claim
+from disksleuth.probe.claim import DeviceBusy, exclusive_claim, held_state
 from disksleuth.probe.fio_bwlog import read_lat_logs
 from disksleuth.probe.fio_parse import aggregate
 from disksleuth.probe.host import host_info
@@ -400,18 +400,20 @@ def run_bench(
     runner.require("fio")
     version = fio.fio_version()
     root = os.geteuid() == 0
+    state = None  # what the claim sees: plan_bench refuses another device, other openers, a read-only one
     with contextlib.ExitStack() as held:
         if opts.destructive and target.kind == "block":
             # The kernel has the last word: hold the device with O_EXCL from the safety check until fio has
             # ended, so a mount in another namespace, a btrfs or md member or a dm table refuses the run, and
             # nothing can claim the device meanwhile (fio's own open is not exclusive and still works).
             try:
-                held.enter_context(exclusive_claim(target.path))
+                claim = held.enter_context(exclusive_claim(target.path))
             except (DeviceBusy, EnvironmentProblem):  # busy, or an open refused (EPERM in a sandbox)
                 plan_bench(target, opts, profile, root=root)  # our own checks first, for their clearer words
                 raise
             target = inspect_target(target.path)  # under the claim, what the checks see can no longer change
-        plan = plan_bench(target, opts, profile, root=root)
+            state = held_state(claim)
+        plan = plan_bench(target, opts, profile, root=root, held=state)
         return execute(plan, events, version, stop_rule=stop_rule)
 
 

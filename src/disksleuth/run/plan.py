@@ -11,8 +11,16 @@ import errno
 import math
 from dataclasses import dataclass, replace
 
-from disksleuth.analysis.safety import array_refusal, file_write_refusal, identity_line, write_refusal
+from disksleuth.analysis.safety import (
+    array_refusal,
+    file_write_refusal,
+    held_refusal,
+    identity_line,
+    renamed_refusal,
+    write_refusal,
+)
 from disksleuth.errors import EnvironmentProblem, SafetyRefusal, UsageError
+from disksleuth.model.held import HeldDevice
 from disksleuth.probe.target import TargetInfo
 from disksleuth.profiles import MIB, PROFILES, Profile, TestSpec, fio_filename
 from disksleuth.units import fmt_bytes, fmt_size
@@ -174,9 +182,14 @@ def profile_named(name: str) -> Profile:
     return PROFILES[name]
 
 
-def write_permission(target: TargetInfo, opts: BenchOptions) -> tuple[bool, list[str], str | None]:
-    """(writes allowed, notes, identity of a device that writes will overwrite).
+def write_permission(
+    target: TargetInfo, opts: BenchOptions, held: HeldDevice | None = None
+) -> tuple[bool, list[str], str | None]:
+    """(writes allowed, notes, identity of a device that writes will overwrite). bench, check and verify all ask here.
 
+    `held`: what the exclusive claim on the device sees (probe/claim.held_state): the checks must be of that very
+    device, and what the claim cannot see (other openers, read-only) refuses too. Without it (the claim failed, and
+    its own error follows these clearer words) only what sysfs and the mount tables say is judged.
     Raises SafetyRefusal when --destructive meets a device in use, or nobody can confirm."""
     if target.kind == "dir":
         return True, [], None
@@ -188,11 +201,18 @@ def write_permission(target: TargetInfo, opts: BenchOptions) -> tuple[bool, list
         if reason:
             raise SafetyRefusal(f"refusing to write to {target.path}: {reason}")
         return True, [], None
+    if held is not None:  # first: every check below would judge the wrong device
+        line = renamed_refusal(target.path, target.device, held)
+        if line:
+            raise SafetyRefusal(line)
     if target.device is None:
         raise SafetyRefusal(f"{target.path}: cannot identify this block device in sysfs; refusing to write")
     reason = write_refusal(target.device, target.loop_related) or array_refusal(target.device, target.member_of)
     if reason:
         raise SafetyRefusal(f"refusing to write to {target.path}: {reason}")
+    line = held_refusal(target.path, held) if held is not None else None
+    if line:
+        raise SafetyRefusal(line)
     ident = identity_line(target.device)
     if not opts.yes and not opts.interactive:
         raise SafetyRefusal(f"refusing to write to {ident} without a terminal to confirm; add --yes")
@@ -329,10 +349,13 @@ def _check_profile_options(opts: BenchOptions, profile: Profile) -> None:
         raise UsageError(f"--time is at least {MIN_FIXED_TIME_S:g} second a test: {opts.fixed_time_s:g}")
 
 
-def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile, *, root: bool = True) -> BenchPlan:
-    """The plan for `profile` on `target`. `root`: whether we run as root (what needs it is said up front)."""
+def plan_bench(
+    target: TargetInfo, opts: BenchOptions, profile: Profile, *, root: bool = True, held: HeldDevice | None = None
+) -> BenchPlan:
+    """The plan for `profile` on `target`. `root`: whether we run as root (what needs it is said up front).
+    `held`: what the exclusive claim of a destructive device run sees (write_permission)."""
     _check_profile_options(opts, profile)
-    writes_ok, notes, identity = write_permission(target, opts)
+    writes_ok, notes, identity = write_permission(target, opts, held)
     if target.kind != "block" and target.fstype in PSEUDO_FILESYSTEMS:
         raise UsageError(
             f"{target.path} is on {target.fstype}, a kernel pseudo file system, not a disk-backed one: there is no "
@@ -367,8 +390,17 @@ def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile, *, root
             engine=opts.engine,
         )
     else:
+        # fio opens the device by name after the checks: the node checked to be the device held, never a name that
+        # can be re-pointed in between (the user's symlink)
+        fio_path = target.path
+        if held is not None and writes_ok:
+            if held.node is None:
+                raise SafetyRefusal(
+                    f"{target.path}: no device node was found that is the device held ({held.dev}); refusing to write"
+                )
+            fio_path = held.node
         try:
-            fio_filename(target.path)
+            fio_filename(fio_path)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         size = target.size_bytes or 0
@@ -382,7 +414,7 @@ def plan_bench(target: TargetInfo, opts: BenchOptions, profile: Profile, *, root
             size = min(size, opts.size_bytes)
         main = Placement(
             "device" if target.kind == "block" else "file",
-            target.path,
+            fio_path,
             size,
             _offset(profile, size),
             read_only=not writes_ok,

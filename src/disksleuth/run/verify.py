@@ -32,15 +32,8 @@ from disksleuth.analysis.verify import (
 )
 from disksleuth.errors import EnvironmentProblem, SafetyRefusal, Terminated, UsageError
 from disksleuth.model.verify import READ_ERROR, WRITE_ERROR, BlockOutcome, Probe, VerifyReport
-from disksleuth.probe.blockio import (
-    BlockIo,
-    drop_backing_cache,
-    error_words,
-    open_by_processes,
-    open_direct,
-    read_only,
-)
-from disksleuth.probe.claim import DeviceBusy, exclusive_claim
+from disksleuth.probe.blockio import BlockIo, drop_backing_cache, error_words, open_direct
+from disksleuth.probe.claim import DeviceBusy, exclusive_claim, held_state
 from disksleuth.probe.target import TargetInfo, inspect_target
 from disksleuth.run.bench import sigterm_as_exception
 from disksleuth.run.plan import BenchOptions, write_permission
@@ -126,14 +119,8 @@ def run_verify(path: str, opts: VerifyOptions, events: VerifyEvents | None = Non
             write_permission(target, bench_opts)  # our own checks first, for their clearer words
             raise
         target = inspect_target(target.path)  # under the claim, what the checks see can no longer change
-        _same_device_or_refuse(target, os.fstat(claim.fd).st_rdev)
-        _writes_ok, _notes, identity = write_permission(target, bench_opts)
-        _not_in_use_or_refuse(target, claim.fd)
-        if read_only(claim.fd):  # every write would fail, and the card would be called counterfeit
-            raise EnvironmentProblem(
-                f"{target.path} is read-only (a card's write-protect switch, blockdev --setro, or losetup -r): "
-                "verify must write to it; nothing was written"
-            )
+        # the device held, a loop device over it, other openers, read-only: the same rules as bench --destructive
+        _writes_ok, _notes, identity = write_permission(target, bench_opts, held_state(claim))
         identity = identity or target.path
         events.message(
             f"DESTRUCTIVE: verify writes test blocks across {identity}; the data on it is destroyed, by design"
@@ -145,37 +132,6 @@ def run_verify(path: str, opts: VerifyOptions, events: VerifyEvents | None = Non
         with open_direct(target.path, block, same_as=claim.fd) as io:
             return _verify(io, target, identity, opts, events)
     raise AssertionError("unreachable")  # pragma: no cover  (mypy: the with block returns or raises)
-
-
-def _same_device_or_refuse(target: TargetInfo, held_rdev: int) -> None:
-    """The checks and the identity shown must be of the device held: a name re-pointed between the claim and the
-    inspection (a symlink swapped there and back) would have them judge one device while another is written."""
-    held = f"{os.major(held_rdev)}:{os.minor(held_rdev)}"
-    seen = target.device.dev if target.device else None
-    if seen != held:
-        raise SafetyRefusal(
-            f"{target.path} now names another device ({seen or 'none'}) than the one held ({held}); "
-            "refusing to write; nothing was written"
-        )
-
-
-def _not_in_use_or_refuse(target: TargetInfo, claim_fd: int) -> None:
-    """What the exclusive claim cannot see: a loop device attached over this one (writes here rewrite what it
-    shows, as a file backing a loop device is refused), and processes holding it open without O_EXCL."""
-    device = target.device
-    if device is not None:
-        backs = [n for d in (device, *device.partitions) for n in d.backs]
-        if backs:
-            names = " ".join(f"/dev/{n}" for n in dict.fromkeys(backs))
-            raise SafetyRefusal(
-                f"refusing to write to {target.path}: it backs {names} (attached, so in use); "
-                f"detach it first (losetup -d {names}); nothing was written"
-            )
-    users = open_by_processes(claim_fd)
-    if users:
-        raise SafetyRefusal(
-            f"refusing to write to {target.path}: it is open in {', '.join(users)}; nothing was written"
-        )
 
 
 @dataclass

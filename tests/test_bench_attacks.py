@@ -1,0 +1,149 @@
+"""`bench DEV --destructive` (and `check`, which measures through the same run) attacked the way verify was: what the
+exclusive claim cannot see is refused before fio starts, and the checks, the identity shown and the device fio
+writes are the device held. Each refusal is one line, exit 2, and the device's bytes are unchanged."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import time
+from collections.abc import Iterator
+
+import pytest
+from conftest import loop_device, needs_fio, needs_loop, sha256_of
+
+pytestmark = [pytest.mark.root, needs_loop, needs_fio]
+
+BENCH = ("--destructive", "--yes", "--no-save", "--profile", "quick", "--time", "1")
+
+
+def _backing(dev: str) -> str:
+    return subprocess.run(
+        ["losetup", "-nO", "BACK-FILE", dev], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+@contextlib.contextmanager
+def _device(read_only: bool = False) -> Iterator[tuple[str, str]]:
+    """(a 16 MiB loop device of random bytes, its backing file); `read_only`: attached with losetup -r."""
+    with loop_device(16, fill=True) as dev:
+        if not read_only:
+            yield dev, _backing(dev)
+            return
+        image = _backing(dev)
+        subprocess.run(["losetup", "-d", dev], check=True)
+        ro = subprocess.run(
+            ["losetup", "-f", "--show", "-r", "--direct-io=on", image], check=True, capture_output=True, text=True
+        ).stdout.strip()
+        try:
+            yield ro, image
+        finally:
+            subprocess.run(["losetup", "-d", ro], check=False)
+
+
+@contextlib.contextmanager
+def _held_open(dev: str) -> Iterator[int]:
+    """A process holding `dev` open without O_EXCL (dd, a virtual machine's disk); yields its pid."""
+    code = f"import os, time; fd = os.open({dev!r}, os.O_RDONLY); print(1, flush=True); time.sleep(60)"
+    holder = subprocess.Popen(["python3", "-c", code], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == b"1"
+        yield holder.pid
+    finally:
+        holder.kill()
+        holder.wait()
+        if holder.stdout is not None:
+            holder.stdout.close()
+
+
+def _refused(res, image: str, digest: str) -> str:  # noqa: ANN001
+    assert res.code == 2, res.out + res.err
+    assert res.err.count("\n") == 1 and "Traceback" not in res.err, res.err
+    assert sha256_of(image) == digest
+    return res.err.strip()
+
+
+@pytest.mark.parametrize("command", ["bench", "check"])
+def test_a_device_another_process_holds_open_is_refused(cli, command: str) -> None:  # noqa: ANN001
+    """The claim cannot see an opener without O_EXCL: fio wrote over what the other process was reading."""
+    with _device() as (dev, image):
+        digest = sha256_of(image)
+        with _held_open(dev) as pid:
+            started = time.monotonic()
+            res = cli(command, dev, *BENCH)
+            took = time.monotonic() - started
+        said = _refused(res, image, digest)
+    assert f"refusing to write to {dev}: it is open in process {pid} (python3)" in said, said
+    assert took < 5
+
+
+def test_a_device_that_backs_an_attached_loop_device_is_refused(cli) -> None:  # noqa: ANN001
+    """losetup /dev/loopB /dev/loopA, B not mounted: writing A rewrites what B shows, and the kernel lets A be
+    claimed exclusively; analysis/safety let it through because B was in use by nothing it knew."""
+    with _device() as (dev, image):
+        digest = sha256_of(image)
+        upper = subprocess.run(["losetup", "-f", "--show", dev], check=True, capture_output=True, text=True)
+        try:
+            res = cli("bench", dev, *BENCH)
+        finally:
+            subprocess.run(["losetup", "-d", upper.stdout.strip()], check=False)
+        said = _refused(res, image, digest)
+    assert f"refusing to write to {dev}: it backs {upper.stdout.strip()} (attached, so in use)" in said, said
+
+
+def test_a_read_only_device_is_refused_before_fio(cli) -> None:  # noqa: ANN001
+    """losetup -r (a card's write-protect switch, blockdev --setro): every write test failed inside fio."""
+    with _device(read_only=True) as (dev, image):
+        digest = sha256_of(image)
+        res = cli("bench", dev, *BENCH)
+        said = _refused(res, image, digest)
+    assert f"{dev} is read-only (a card's write-protect switch" in said, said
+
+
+def test_a_name_repointed_between_the_claim_and_the_checks_is_refused(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """The claim holds the device a symlink names; the link is re-pointed for the checks (and the identity the user
+    confirms) and back for fio. The old code checked and showed one device and fio wrote the other."""
+    from disksleuth.errors import SafetyRefusal
+    from disksleuth.run import bench as run_bench
+    from disksleuth.run.plan import BenchOptions
+
+    link = tmp_path / "card"
+    real_inspect = run_bench.inspect_target
+    with _device() as (held, held_image), _device() as (shown, shown_image):
+        digests = sha256_of(held_image), sha256_of(shown_image)
+        link.symlink_to(held)
+        target = real_inspect(str(link))
+
+        def swapped(path: str):  # noqa: ANN202
+            link.unlink()
+            link.symlink_to(shown)
+            try:
+                return real_inspect(path)
+            finally:
+                link.unlink()
+                link.symlink_to(held)
+
+        monkeypatch.setattr(run_bench, "inspect_target", swapped)
+        opts = BenchOptions(destructive=True, yes=True, fixed_time_s=1.0)
+        with pytest.raises(SafetyRefusal, match="now names another device") as refused:
+            run_bench.run_bench(target, opts)
+        assert (sha256_of(held_image), sha256_of(shown_image)) == digests
+    assert str(refused.value).count("\n") == 0
+
+
+def test_fio_is_given_the_device_held_not_the_name(tmp_path) -> None:  # noqa: ANN001
+    """A name re-pointed after the checks (before fio opens it) must not redirect the writes: the plan gives fio the
+    device node the claim was checked to hold, never the user's symlink."""
+    from disksleuth.probe.claim import exclusive_claim, held_state
+    from disksleuth.probe.target import inspect_target
+    from disksleuth.profiles import PROFILES
+    from disksleuth.run.plan import BenchOptions, plan_bench
+
+    link = tmp_path / "card"
+    with _device() as (dev, _image):
+        link.symlink_to(dev)
+        with exclusive_claim(str(link)) as claim:
+            target = inspect_target(str(link))
+            opts = BenchOptions(destructive=True, yes=True)
+            plan = plan_bench(target, opts, PROFILES["quick"], held=held_state(claim))
+    assert plan.main.path == dev and plan.target.path == str(link)
