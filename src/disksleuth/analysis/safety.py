@@ -7,6 +7,7 @@ from disksleuth.model.held import HeldDevice
 from disksleuth.units import fmt_bytes
 
 LOOP_DEPTH = 8  # loop links followed from the target; a longer chain is refused rather than guessed
+MAX_OPENERS_NAMED = 3  # processes named in a refusal; the rest are counted, so the refusal stays one short line
 
 
 def write_refusal(device: Device, related: tuple[Device, ...] = ()) -> str | None:
@@ -43,7 +44,10 @@ def held_refusal(path: str, held: HeldDevice) -> str | None:
     O_EXCL (dd, a virtual machine's disk), and a read-only device, whose every write fails (a run would measure or
     judge the failures, not the device: verify called a write-protected card counterfeit)."""
     if held.openers:
-        return f"refusing to write to {path}: it is open in {', '.join(held.openers)}; close it first"
+        named = ", ".join(held.openers[:MAX_OPENERS_NAMED])
+        more = len(held.openers) - MAX_OPENERS_NAMED
+        named += f" and {more} more" if more > 0 else ""
+        return f"refusing to write to {path}: it is open in {named}; close it first"
     if held.read_only:
         return (
             f"{path} is read-only (a card's write-protect switch, blockdev --setro, or losetup -r): refusing to write"
