@@ -124,3 +124,24 @@ def test_a_grep_of_lspci_link_lines_says_what_is_missing(tmp_path):
         explain_paste([str(paste)])
     said = str(err.value)
     assert "\n" not in said and "line 3" in said and "device line" in said and "lspci -vv -s" in said, said
+
+
+def test_a_figure_no_machine_gives_is_not_judged(tmp_path):
+    """Before: a fio JSON whose job says 1e308 IOPS and bytes per second (hand-made, or a corrupt file) printed a
+    300-digit MB/s figure over three lines and a clean "ok". A figure above anything a storage path or memory gives
+    (1 TB/s, a billion IOPS) is listed as not used, with why, and judges nothing."""
+    import json
+
+    from disksleuth.run.paste import explain_paste
+
+    doc = {
+        "fio version": "fio-3.1",
+        "jobs": [{"jobname": "x", "job options": {"filename": "/dev/sdz", "rw": "write", "bs": "1M"},
+                  "write": {"iops": 1e308, "bw_bytes": 1e308, "io_bytes": 1, "runtime": 1}}],
+        "disk_util": [{"name": "sdz"}],
+    }  # fmt: skip
+    paste = tmp_path / "huge.json"
+    paste.write_text(json.dumps(doc))
+    found = explain_paste([str(paste)])
+    assert all(not d.figures.any() for d in found.devices)
+    assert found.figures_unused and "any storage" in found.figures_unused[0]["not_used"]

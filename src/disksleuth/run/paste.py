@@ -60,6 +60,11 @@ _JUDGED = ("seq_read_mbps", "seq_write_mbps", "rand_read_iops", "rand_write_iops
 # A pasted name (model, firmware) or a reason longer than this is not a tool's: cut, so a megabyte-long "model" in
 # one line is neither printed whole nor wrapped by the terminal view (rich wraps a long word in quadratic time).
 _MAX_NAME_CHARS = 200
+# Above these a pasted figure is no measurement (a corrupt or made-up file): 1 TB/s is more than a host's memory
+# moves, a billion IOPS a hundred times the fastest arrays. Listed as not used, never judged or printed as a rate.
+_MAX_MBPS = 1e6
+_MAX_IOPS = 1e9
+_IMPLAUSIBLE = "more than any storage path or memory gives: not a measurement"
 _MAX_REASON_CHARS = 300
 # JSON in a paste is decoded as `import` decodes a run (store/exportstream.py): by json's C decoder when it is small
 # (its values take at most ~25 times the text), else by store.boundedjson within a budget proportional to the text
@@ -819,6 +824,11 @@ def _attach_figures(
         names = ", ".join(b.name for b in building)
         raise UsageError(f"--read/--write apply to one device, and the paste holds {len(building)}: {names}")
     for fig, file in [*((g, "command line") for g in given), *figures]:
+        if not fig.value < (_MAX_IOPS if fig.measure.endswith("_iops") else _MAX_MBPS):  # NaN and inf too
+            unit = "IOPS" if fig.measure.endswith("_iops") else "MB/s"
+            said = f"{fig.value:.3g} {unit}"  # not 300 digits
+            unused.append(_figure_dict(replace(fig, read_as=said, note=None), file) | {"not_used": _IMPLAUSIBLE})
+            continue
         named = [b for b in building if _same(b.name, fig.device)]
         if named:
             named[0].figures.append((fig, file))
