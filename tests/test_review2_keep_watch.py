@@ -99,3 +99,18 @@ def test_a_negative_error_log_count_is_no_count() -> None:
     log = parse_error_log(doc)
     assert log is not None and log.count is None and not log.entries
     assert not any("-3" in line for line in summary_lines(log))
+
+
+def test_a_hostile_self_test_log_gives_no_absurd_hours() -> None:
+    # A text log row "99999999999999999999999 -5" was shown as a test "at 99,999,999,999,999,999,999,999 h".
+    from disksleuth.probe.smart_selftests import parse_self_test_log
+
+    rows = [
+        {"type": {"string": "Extended offline"}, "status": {"value": 121, "string": "x" * 100_000, "passed": False},
+         "lifetime_hours": hours, "lba": lba}
+        for hours, lba in ((10**23, -5), (-3, 1.5), (1e300, 2**64), (64229.0, 2769432))
+    ]  # fmt: skip
+    tests = parse_self_test_log({"ata_smart_self_test_log": {"extended": {"table": rows}}})
+    assert [t.power_on_hours for t in tests] == [None, None, None, 64229]
+    assert [t.failing_lba for t in tests] == [None, None, None, 2769432]
+    assert all(len(t.status) <= 200 for t in tests)

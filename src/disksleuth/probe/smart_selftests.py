@@ -31,17 +31,20 @@ _NVME_RUNNING = {1: "Short", 2: "Extended", 0xE: "Vendor specific"}
 
 
 def _int(v: Any) -> int | None:
+    """Hours, LBAs, percents and codes: none is negative or wider than 64 bits (a hostile log's test "at
+    99,999,999,999,999,999,999,999 h" was shown and judged)."""
     if isinstance(v, bool):
         return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    return None
+    if isinstance(v, float) and v.is_integer() and abs(v) < 2.0**64:
+        v = int(v)
+    return v if isinstance(v, int) and 0 <= v < 1 << 64 else None
+
+
+_MAX_TEXT = 200  # smartctl's longest self-test type or status is well under this
 
 
 def _str(v: Any) -> str | None:
-    return v.strip() if isinstance(v, str) and v.strip() else None
+    return v.strip()[:_MAX_TEXT] if isinstance(v, str) and v.strip() else None
 
 
 def _get(d: Any, *path: str) -> Any:
