@@ -114,3 +114,21 @@ def test_a_hostile_self_test_log_gives_no_absurd_hours() -> None:
     assert [t.power_on_hours for t in tests] == [None, None, None, 64229]
     assert [t.failing_lba for t in tests] == [None, None, None, 2769432]
     assert all(len(t.status) <= 200 for t in tests)
+
+
+def test_an_implausible_temperature_and_inverted_limits_are_said(cli, tmp_path: Path) -> None:
+    import json
+
+    doc = json.loads((DATA / "drive-logs" / "nvme-CT250P2SSD8-hot.json").read_text())
+    doc["temperature"] = {"current": 255, "op_limit_max": 70, "critical_limit_max": 85}
+    doc["nvme_smart_health_information_log"]["temperature"] = 255
+    (tmp_path / "hot.json").write_text(json.dumps(doc))
+    # 255 °C is a bridge's placeholder, not judged: the row said "255 °C" above "nothing found".
+    out = " ".join(_health(cli, tmp_path, tmp_path / "hot.json").split())
+    assert "255 °C (not a plausible reading: not judged)" in out
+    doc["temperature"] = {"current": 50, "op_limit_max": 90, "critical_limit_max": 60}
+    doc["nvme_smart_health_information_log"]["temperature"] = 50
+    (tmp_path / "inv.json").write_text(json.dumps(doc))
+    # A WCTEMP of 90 above a CCTEMP of 60: the row said "warning at 60 °C (the drive's WCTEMP)".
+    out = " ".join(_health(cli, tmp_path, tmp_path / "inv.json").split())
+    assert "warning at 60 °C (the drive's CCTEMP; its warning limit, 90 °C, is above it)" in out

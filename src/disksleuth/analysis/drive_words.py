@@ -128,6 +128,16 @@ def error_entry_text(number: int | None, what: str | None, hours: int | None, lb
     return f"{head}: {body}"
 
 
+def warning_above_critical(critical_source: str, warning_c: float) -> str:
+    """A drive whose warning limit is above its critical one: the critical one is used for both, and said so."""
+    return f"{critical_source}; its warning limit, {warning_c:g} °C, is above it"
+
+
+def temperature_text(value_c: float, plausible_max_c: float) -> str:
+    """The temperature row: a reading no drive survives (255 °C from a bridge, a dead sensor) is said not judged."""
+    return f"{value_c:g} °C" + (" (not a plausible reading: not judged)" if value_c > plausible_max_c else "")
+
+
 def class_default_note(what: str) -> str:
     return f"class default for {what}; the drive reports none"
 

@@ -67,10 +67,13 @@ def limits_of(health: Health) -> Limits:
     """The drive's warning and critical temperatures, its own where it reports them, else its class's."""
     warning = _plausible(health.temperature_warning_c)
     critical = _plausible(health.temperature_critical_c)
-    if warning is not None and critical is not None and warning > critical:
+    inverted = warning if warning is not None and critical is not None and warning > critical else None
+    if inverted is not None:
         warning = critical  # a drive whose warning is above its critical: the critical one decides
     warn_src = words.limit_source(health.protocol, "warning") if warning is not None else "class default"
     crit_src = words.limit_source(health.protocol, "critical") if critical is not None else "class default"
+    if inverted is not None:  # not "60 °C (the drive's WCTEMP)" for a WCTEMP of 90
+        warn_src = words.warning_above_critical(crit_src, inverted)
     default_for = None
     if warning is None or critical is None:
         cls = drive_class(health.protocol, health.rotation_rate_rpm)

@@ -19,9 +19,16 @@ if TYPE_CHECKING:
     from disksleuth.model.wear import WearForecast
 
 
+def _temperature(value_c: float) -> str:
+    from disksleuth.analysis.drive_words import temperature_text
+    from disksleuth.analysis.temperature import PLAUSIBLE_LIMIT_C
+
+    return temperature_text(value_c, PLAUSIBLE_LIMIT_C[1])
+
+
 _ROWS = (
     ("SMART overall", "smart_passed", lambda v: "PASSED" if v else "FAILED"),
-    ("temperature", "temperature_c", lambda v: f"{v:g} °C"),
+    ("temperature", "temperature_c", _temperature),
     ("warning at", "temperature_warning_c", lambda v: f"{v:g} °C"),
     ("critical at", "temperature_critical_c", lambda v: f"{v:g} °C"),
     ("temperature sensors", "temperature_sensors_c", lambda v: ", ".join(f"{t:g} °C" for t in v) or None),
