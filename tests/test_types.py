@@ -13,6 +13,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.mark.slow  # ~10 s of CPU from a fresh clone (no .mypy_cache): CI's full suite runs it
+@pytest.mark.long  # 40-46 s in a loaded full run: collected last (test_t...), it was the suite's tail
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed (pip install -e .[dev])")
 def test_mypy_is_clean():
     # From the repository root, so mypy reads pyproject.toml and checks src/disksleuth (its `files`), and
