@@ -93,6 +93,7 @@ def test_a_baseline_of_another_drive_names_the_drive(cli, tmp_path) -> None:  # 
 
 @pytest.mark.root
 @pytest.mark.slow
+@pytest.mark.long  # four checks one after another (a baseline needs its runs in turn): 35-58 s loaded
 @needs_fio
 @needs_loop
 def test_a_slower_run_under_a_tighter_limit_names_the_limit(cli) -> None:  # noqa: ANN001
