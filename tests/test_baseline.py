@@ -299,6 +299,7 @@ def _codes(doc: dict) -> list[str]:
 
 @pytest.mark.root
 @pytest.mark.slow
+@pytest.mark.long  # five benches one after another (each judged against the ones before): 42-52 s loaded
 @needs_fio
 @needs_loop
 def test_an_unchanged_throttled_loop_is_usual_and_one_whose_limit_is_lowered_is_slower(tmp_path):
