@@ -131,19 +131,24 @@ def test_a_name_repointed_between_the_claim_and_the_checks_is_refused(tmp_path, 
     assert str(refused.value).count("\n") == 0
 
 
-def test_fio_is_given_the_device_held_not_the_name(tmp_path) -> None:  # noqa: ANN001
-    """A name re-pointed after the checks (before fio opens it) must not redirect the writes: the plan gives fio the
-    device node the claim was checked to hold, never the user's symlink."""
-    from disksleuth.probe.claim import exclusive_claim, held_state
-    from disksleuth.probe.target import inspect_target
-    from disksleuth.profiles import PROFILES
-    from disksleuth.run.plan import BenchOptions, plan_bench
+def test_fio_is_given_the_device_held_not_the_name(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """A name re-pointed after the checks, before fio opens it, must not redirect the writes: fio is given the device
+    node the claim was checked to hold, never the user's symlink (the old code gave fio the link, and each test
+    opened it again: by hand, with the link flipped between two devices, runs wrote the other one or both)."""
+    from disksleuth.run import bench as run_bench
+    from disksleuth.run.plan import BenchOptions
 
     link = tmp_path / "card"
+    planned = []
+
+    def carried_out(plan, events, version, **kw):  # noqa: ANN001, ANN003, ANN202
+        planned.append(plan)
+        raise KeyboardInterrupt  # stands in for the run: nothing is written
+
     with _device() as (dev, _image):
         link.symlink_to(dev)
-        with exclusive_claim(str(link)) as claim:
-            target = inspect_target(str(link))
-            opts = BenchOptions(destructive=True, yes=True)
-            plan = plan_bench(target, opts, PROFILES["quick"], held=held_state(claim))
-    assert plan.main.path == dev and plan.target.path == str(link)
+        target = run_bench.inspect_target(str(link))
+        monkeypatch.setattr(run_bench, "execute", carried_out)
+        with pytest.raises(KeyboardInterrupt):
+            run_bench.run_bench(target, BenchOptions(destructive=True, yes=True, fixed_time_s=1.0))
+    assert planned[0].main.path == dev and planned[0].target.path == str(link)
