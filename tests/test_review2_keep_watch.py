@@ -132,3 +132,12 @@ def test_an_implausible_temperature_and_inverted_limits_are_said(cli, tmp_path: 
     # A WCTEMP of 90 above a CCTEMP of 60: the row said "warning at 60 °C (the drive's WCTEMP)".
     out = " ".join(_health(cli, tmp_path, tmp_path / "inv.json").split())
     assert "warning at 60 °C (the drive's CCTEMP; its warning limit, 90 °C, is above it)" in out
+
+
+def test_host_limits_card_advises_the_card_s_own_family(cli) -> None:
+    # The one hint named both families: "UHS-I (SDR50/SDR104), or HS200/HS400 for eMMC", for an SD card and an eMMC.
+    for tree, want, never in (("sd_sandisk_sc16g_hs_host", "SD UHS-I SDR50", "eMMC"),
+                              ("emmc_hs400_on_hs200_host", "eMMC HS400", "UHS-I")):  # fmt: skip
+        doc = cli("list", "--json", "--sysfs-root", os.path.join(SYSFS, tree)).json()
+        hint = next(f["hint"] for f in doc["devices"][0]["findings"] if f["code"] == "host_limits_card")
+        assert want in hint and never not in hint, hint

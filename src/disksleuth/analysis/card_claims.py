@@ -188,13 +188,20 @@ def host_limits_card(device: Device) -> Finding | None:
     host = card.host_max_timing
     if host is not None and not faster(host, card.timing):
         why = f"the host controller offers nothing faster than {_mode_label(card.timing)} (debugfs caps)"
-        hint = "Use a host or reader that supports UHS-I (SDR50/SDR104), or HS200/HS400 for eMMC."
+        # The card's own mode, not both families' ("UHS-I ..., or HS200/HS400 for eMMC" was said of an SD card).
+        hint = (
+            f"Use a host or card reader that supports {_mode_label(card.card_max_timing)}."
+            if card.kind == "sd"
+            else f"Only a host that runs {_mode_label(card.card_max_timing)} reaches the card's speed; a controller's "
+            "HS200/HS400 support is often left off in the board's device tree (mmc-hs200-1_8v, mmc-hs400-1_8v)."
+        )
     elif host is not None:
         why = (
             f"the host offers {_mode_label(host)} too, so the board or driver holds it back: 1.8 V signalling "
             "unavailable (a device tree 'no-1-8-v', a missing regulator) or a mode the driver turned off after errors"
         )
-        hint = "Check dmesg for mmc tuning or voltage-switch errors and the board's device tree (sd-uhs-* modes)."
+        dt_modes = "sd-uhs-*" if card.kind == "sd" else "mmc-hs200-*/mmc-hs400-*"
+        hint = f"Check dmesg for mmc tuning or voltage-switch errors and the board's device tree ({dt_modes} modes)."
     else:
         why = "the host controller's own limits are unknown (debugfs caps not readable)"
         hint = "Read /sys/kernel/debug/mmcN/caps as root to tell the host's limit from the card's."
