@@ -141,3 +141,10 @@ def test_host_limits_card_advises_the_card_s_own_family(cli) -> None:
         doc = cli("list", "--json", "--sysfs-root", os.path.join(SYSFS, tree)).json()
         hint = next(f["hint"] for f in doc["devices"][0]["findings"] if f["code"] == "host_limits_card")
         assert want in hint and never not in hint, hint
+
+
+def test_health_tells_the_worst_finding_first(cli, tmp_path: Path) -> None:
+    # HD103SJ: media_errors (warn: "watch these counters ... replace the drive if they grow") came above
+    # self_test_failed (critical: "back up this drive now and replace it").
+    out = _health(cli, tmp_path, DATA / "smartctl-selftest" / "linuxhw-ata-HD103SJ-91BBA7CDEF01.txt")
+    assert 0 <= out.index("critical · self_test_failed") < out.index("warn · media_errors")

@@ -224,7 +224,10 @@ def render_health(
     if h.exit_status_words:
         out.print(f"[dim]smartctl exit status {h.exit_status}: {'; '.join(h.exit_status_words)}[/dim]")
     if findings:
-        render_findings(findings, indent="")
+        from disksleuth.model import SEVERITY_ORDER
+
+        # Worst first (stable): "back up now and replace it" above "watch these counters" (HD103SJ's failed test).
+        render_findings(sorted(findings, key=lambda f: -SEVERITY_ORDER.get(f.severity, 0)), indent="")
     else:
         out.print(health_summary(h, findings), markup=False, highlight=False)
 
