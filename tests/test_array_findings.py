@@ -115,7 +115,8 @@ def test_what_the_array_should_read():
     exp = expectation("raid5", readings, 190.0)
     assert exp is not None and exp["expected_mbps"] == 540.0
     assert exp["words"] == (
-        "a 4-member raid5 of ~180 MB/s members should read about 540 MB/s; it read 190 MB/s; member sdc reads 41 MB/s"
+        "a 4-member raid5 of ~180 MB/s healthy members should read about 540 MB/s; it read 190 MB/s; "
+        "member sdc reads 41 MB/s"
     )
     assert data_members("raid0", 4) == 4 and data_members("raid6", 6) == 4 and data_members("raid10", 4) == 2
     assert data_members("raid1", 2) == 1 and data_members("raidz2", 8) == 6 and data_members("weird", 3) is None

@@ -145,3 +145,17 @@ def test_a_figure_no_machine_gives_is_not_judged(tmp_path):
     found = explain_paste([str(paste)])
     assert all(not d.figures.any() for d in found.devices)
     assert found.figures_unused and "any storage" in found.figures_unused[0]["not_used"]
+
+
+def test_a_member_far_below_its_peers_is_not_said_to_read_0_percent():
+    """Before: a member at 10.6 MB/s beside a 3,684 MB/s peer (loop devices on /dev/shm, one behind a 20 MB/s blkio
+    throttle, `bench --members --level raid1 --time 1`) was said to read "0% of its peers' 3,684 MB/s"."""
+    from disksleuth.analysis.members import member_slow
+    from disksleuth.model.arrays import MemberReading
+
+    readings = [
+        MemberReading("loop2", "/dev/loop2", alone_mbps=3684.0, alone_ci95_pct=20.7),
+        MemberReading("loop3", "/dev/loop3", alone_mbps=10.6, alone_ci95_pct=10.0),
+    ]
+    (found,) = member_slow(readings)
+    assert " 0% of its peers'" not in found.message and "under 1% of its peers'" in found.message, found.message

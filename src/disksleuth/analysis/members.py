@@ -415,6 +415,11 @@ def tree_findings(tree: StackNode, readings: Sequence[MemberReading] = ()) -> li
 # --- the measurement -----------------------------------------------------------------------------------
 
 
+def _share_words(share: float) -> str:
+    """A share as whole percents; a share that rounds to 0% is not none: "under 1%"."""
+    return f"{round(100 * share)}%" if share >= 0.005 else "under 1%"
+
+
 def member_slow(readings: Sequence[MemberReading], array: str | None = None) -> list[Finding]:
     """Members whose whole 95% interval alone is below SLOW_SHARE of the bottom of their peers' median interval
     (warn); a member read too briefly for an interval that is that far below is named at info, not judged."""
@@ -442,7 +447,7 @@ def member_slow(readings: Sequence[MemberReading], array: str | None = None) -> 
                 severity="warn" if judged else "info",
                 message=(
                     f"member {r.name}{where} reads {fmt_rate(r.alone_mbps or 0)} alone "
-                    f"({_interval_words(r, own)}), {round(100 * (r.alone_mbps or 0) / peer_mbps)}% of its "
+                    f"({_interval_words(r, own)}), {_share_words((r.alone_mbps or 0) / peer_mbps)} of its "
                     f"peers' {fmt_rate(peer_mbps)}: "
                     + (
                         "an array waits for its slowest member"
