@@ -148,3 +148,13 @@ def test_health_tells_the_worst_finding_first(cli, tmp_path: Path) -> None:
     # self_test_failed (critical: "back up this drive now and replace it").
     out = _health(cli, tmp_path, DATA / "smartctl-selftest" / "linuxhw-ata-HD103SJ-91BBA7CDEF01.txt")
     assert 0 <= out.index("critical · self_test_failed") < out.index("warn · media_errors")
+
+
+def test_long_error_log_lines_wrap_under_themselves(cli, tmp_path: Path, monkeypatch) -> None:
+    # At 80 columns "(READ DMA)" was cut to a "DMA)" line at column 0, under the table's labels.
+    monkeypatch.setenv("COLUMNS", "80")
+    out = _health(cli, tmp_path, DATA / "smartctl-selftest" / "linuxhw-ata-HD103SJ-91BBA7CDEF01.txt")
+    lines = out.splitlines()
+    assert "      DMA)" in lines
+    assert not any(line.startswith("DMA)") for line in lines)
+    assert all(len(line) <= 80 for line in lines)

@@ -202,7 +202,7 @@ def render_health(
         table.add_row(safe_text(label), duration(value, unit) if unit else f"{value:,}")
     out.print(table)
     for line in summary_lines(h.error_log):  # the drive's own words: no escape sequence reaches the terminal
-        out.print(safe_text(line, markup=False), markup=False, highlight=False)
+        _flow(out, safe_text(line, markup=False))
     if h.lba_formats:
         out.print(
             "LBA formats: "
@@ -215,7 +215,7 @@ def render_health(
     if h.self_test is not None:
         out.print(f"last self-test: {self_test_line(h.self_test, h)}")
     for line in self_test_and_wear_lines(h, wear):  # issue 38
-        out.print(line, markup=False, highlight=False)
+        _flow(out, line)
     if attributes:
         out.print()
         render_attributes(out, h)
@@ -230,6 +230,16 @@ def render_health(
         render_findings(sorted(findings, key=lambda f: -SEVERITY_ORDER.get(f.severity, 0)), indent="")
     else:
         out.print(health_summary(h, findings), markup=False, highlight=False)
+
+
+def _flow(out: Any, line: str) -> None:
+    """A plain line wrapped under itself (a hanging indent), not from column 0 ("(READ\nDMA)" at 80 columns)."""
+    import textwrap
+
+    lead = len(line) - len(line.lstrip(" "))
+    width = max(int(out.width or 80), 40)
+    for part in textwrap.wrap(line, width=width, subsequent_indent=" " * (lead + 4), drop_whitespace=True) or [""]:
+        out.print(part if part.startswith(" " * lead) else " " * lead + part, markup=False, highlight=False)
 
 
 def health_summary(h: Health, findings: list[Finding]) -> str:
