@@ -159,3 +159,22 @@ def test_a_member_far_below_its_peers_is_not_said_to_read_0_percent():
     ]
     (found,) = member_slow(readings)
     assert " 0% of its peers'" not in found.message and "under 1% of its peers'" in found.message, found.message
+
+
+def test_a_big_slot_tables_count_is_written_as_its_other_counts(tmp_path, capsys):
+    """Before: a dmidecode of 10,000 slots ended "... and 9,936 more" and then "Summary: 10000 slot(s)"."""
+    from disksleuth.present.paste_view import render_paste
+    from disksleuth.run.paste import explain_paste
+
+    slot = (
+        "Handle 0x{i:04X}, DMI type 9, 17 bytes\nSystem Slot Information\n\tDesignation: PCIE{i}\n"
+        "\tType: x16 PCI Express 3\n\tCurrent Usage: Available\n\tLength: Long\n\tID: {i}\n"
+        "\tBus Address: 0000:{b:02x}:00.0\n\n"
+    )
+    paste = tmp_path / "slots.txt"
+    paste.write_text(
+        "# dmidecode 3.3\nSMBIOS 3.2.0 present.\n\n" + "".join(slot.format(i=i, b=i % 256) for i in range(1200))
+    )
+    render_paste(explain_paste([str(paste)]))
+    out = capsys.readouterr().out
+    assert "Summary: 1,200 slot(s)" in out, out[-300:]

@@ -87,7 +87,8 @@ def slots_document(x: Any) -> dict[str, Any]:
     return {
         "devices": [],
         "findings": [],
-        "summary": f"{len(slots)} slot(s), {in_use} in use; {len(onboard)} onboard device(s); no device to put them on",
+        "summary": f"{len(slots):,} slot(s), {in_use:,} in use; {len(onboard):,} onboard device(s); "
+        "no device to put them on",
         "slots": slots,
         "onboard": onboard,
         "source": _source_doc(x),

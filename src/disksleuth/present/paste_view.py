@@ -99,5 +99,5 @@ def _render_slots(table: Any) -> None:
             )
     out.print()
     in_use = sum(1 for sl in slots if (sl.current_usage or "").lower() == "in use")
-    _say(f"Summary: {len(slots)} slot(s), {in_use} in use; {len(onboard)} onboard device(s)")
+    _say(f"Summary: {len(slots):,} slot(s), {in_use:,} in use; {len(onboard):,} onboard device(s)")
     _say(SLOTS_HINT)
