@@ -5,6 +5,7 @@ writes are the device held. Each refusal is one line, exit 2, and the device's b
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -152,3 +153,23 @@ def test_fio_is_given_the_device_held_not_the_name(tmp_path, monkeypatch) -> Non
         with pytest.raises(KeyboardInterrupt):
             run_bench.run_bench(target, BenchOptions(destructive=True, yes=True, fixed_time_s=1.0))
     assert planned[0].main.path == dev and planned[0].target.path == str(link)
+
+
+def test_an_opener_of_a_partition_or_of_the_disk_is_named_with_it(tmp_path) -> None:  # noqa: ANN001
+    """Writing a disk rewrites its partitions, and a partition is part of its disk: an opener of either is refused,
+    and the line says which node it has open. A /proc tree whose descriptor links to a real device node."""
+    from disksleuth.probe.claim import open_by_processes
+
+    with _device() as (dev, _image):
+        rdev = os.stat(dev).st_rdev
+        fds = tmp_path / "proc/4242/fd"
+        fds.mkdir(parents=True)
+        (fds / "3").symlink_to(dev)
+        (fds / "4").symlink_to("socket:[1]")
+        (tmp_path / "proc/4242/comm").write_text("qemu-system-x86\n")
+        partition = {"loop99p1": f"{os.major(rdev)}:{os.minor(rdev)}", "loop99": "7:4095"}
+        assert open_by_processes(partition, proc_root=str(tmp_path / "proc")) == [
+            "process 4242 (qemu-system-x86) on /dev/loop99p1"
+        ]
+        held = {"loop99": f"{os.major(rdev)}:{os.minor(rdev)}"}
+        assert open_by_processes(held, proc_root=str(tmp_path / "proc")) == ["process 4242 (qemu-system-x86)"]

@@ -89,7 +89,7 @@ def held_state(claim: Claim, *, sysfs_root: str = "/", proc_root: str = "/proc")
         dev=dev,
         node=_node_of(claim.path, rdev, related[0][0]),
         read_only=read_only(claim.fd),
-        openers=tuple(open_by_processes({d for _, d in related} | {dev}, proc_root=proc_root)),
+        openers=tuple(open_by_processes({**dict(related[1:]), related[0][0]: dev}, proc_root=proc_root)),
     )
 
 
@@ -121,11 +121,16 @@ def read_only(fd: int) -> bool:
     return bool(struct.unpack("i", flag)[0])
 
 
-def open_by_processes(devs: set[str], proc_root: str = "/proc") -> list[str]:
-    """Other processes that hold one of the block devices `devs` (MAJ:MIN) open ('process 123 (qemu)'): an exclusive
-    claim does not see an opener without O_EXCL (a virtual machine's disk, dd, a database on a raw device).
-    Bounded: at most MAX_PIDS_SCANNED processes and MAX_FDS_SCANNED descriptors."""
-    wanted = {os.makedev(int(d.partition(":")[0]), int(d.partition(":")[2])) for d in devs if _is_dev(d)}
+def open_by_processes(devs: dict[str, str], proc_root: str = "/proc") -> list[str]:
+    """Other processes that hold one of the block devices `devs` (name: MAJ:MIN, the device held last) open
+    ('process 123 (qemu)', 'process 9 (dd) on /dev/sdb1' for another of them): an exclusive claim does not see an
+    opener without O_EXCL (a virtual machine's disk, dd, a database on a raw device), nor one of a partition of the
+    disk held, or of the disk of the partition held. Bounded: at most MAX_PIDS_SCANNED processes and
+    MAX_FDS_SCANNED descriptors."""
+    held = list(devs)[-1] if devs else ""
+    wanted = {
+        os.makedev(int(d.partition(":")[0]), int(d.partition(":")[2])): name for name, d in devs.items() if _is_dev(d)
+    }
     me = str(os.getpid())
     found: list[str] = []
     try:
@@ -148,7 +153,9 @@ def open_by_processes(devs: set[str], proc_root: str = "/proc") -> list[str]:
             except OSError:
                 continue
             if stat.S_ISBLK(st.st_mode) and st.st_rdev in wanted:
-                found.append(f"process {pid}{_comm(proc_root, pid, quoted=False)}")
+                name = wanted[st.st_rdev]
+                on = f" on /dev/{name}" if name and name != held else ""
+                found.append(f"process {pid}{_comm(proc_root, pid, quoted=False)}{on}")
                 break
         budget -= len(entries)
         if budget <= 0:
