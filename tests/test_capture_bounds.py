@@ -193,12 +193,12 @@ def loop_tree(root: str, count: int, disks: tuple[str, ...] = ()) -> str:
     return root
 
 
-def test_capture_lists_each_directory_once_however_many_devices(tmp_path, monkeypatch):
+def test_capture_lists_each_directory_once_however_many_devices(shm_path, monkeypatch):
     """Linear in the devices: the shared parent of 100 loop devices is listed once, not once per device."""
     from disksleuth.probe import capture
     from disksleuth.probe.sysfs import Sysfs
 
-    root = loop_tree(str(tmp_path / "tree"), 100)
+    root = loop_tree(str(shm_path / "tree"), 100)
     listed: Counter[str] = Counter()
     real_listdir = Sysfs.listdir
 
@@ -213,11 +213,11 @@ def test_capture_lists_each_directory_once_however_many_devices(tmp_path, monkey
     assert max(listed.values()) <= 2, listed.most_common(3)
 
 
-def test_list_reads_the_first_devices_and_says_so(cli, tmp_path, monkeypatch):
+def test_list_reads_the_first_devices_and_says_so(cli, shm_path, monkeypatch):
     """Past the cap (lowered here from 4,096 to 40), `list` reads the first 40, disks before loop devices, and
     says how many there are."""
     monkeypatch.setattr("disksleuth.probe.sysfs.MAX_BLOCK_DEVICES", 40)
-    root = loop_tree(str(tmp_path / "tree"), 100, disks=("sda", "sdb"))
+    root = loop_tree(str(shm_path / "tree"), 100, disks=("sda", "sdb"))
     res = cli("list", "--all", "--json", "--sysfs-root", root)
     assert res.code == 0, res.err
     doc = res.json()
@@ -228,14 +228,14 @@ def test_list_reads_the_first_devices_and_says_so(cli, tmp_path, monkeypatch):
     assert res.code == 0 and res.err == "disksleuth: 102 block devices, reading the first 40\n"
 
 
-def test_a_capture_holds_what_a_reader_accepts(cli, tmp_path, monkeypatch):
+def test_a_capture_holds_what_a_reader_accepts(cli, shm_path, monkeypatch):
     """Past the entries a reader accepts (lowered here from 50,000 to 400), the bundle holds the first devices
     that fit and says so; it reads back."""
     from disksleuth.probe import capture
 
     monkeypatch.setattr(capture, "_SYSFS_ENTRY_BUDGET", 400)
-    root = loop_tree(str(tmp_path / "tree"), 100)
-    bundle = str(tmp_path / "c.tar.gz")
+    root = loop_tree(str(shm_path / "tree"), 100)
+    bundle = str(shm_path / "c.tar.gz")
     res = cli("capture", "--json", "-o", bundle, "--sysfs-root", root)
     assert res.code == 0, res.err
     doc = res.json()["capture"]
