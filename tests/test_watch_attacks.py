@@ -213,10 +213,10 @@ srv.listen(4)
 def serve():
     conn, _ = srv.accept()
     conn.recv(65536)
-    conn.sendall(b"HTTP/1.1 500 Oops\\r\\nContent-Length: 314572800\\r\\n\\r\\n")
+    conn.sendall(b"HTTP/1.1 500 Oops\\r\\nContent-Length: 1073741824\\r\\n\\r\\n")
     chunk = b"x" * (1 << 20)
     try:
-        for _ in range(300):  # 300 MiB of answer, as fast as the loopback takes it
+        for _ in range(1024):  # 1 GiB of answer, as fast as the loopback takes it, until the sender stops
             conn.sendall(chunk)
     except OSError:
         pass
@@ -230,14 +230,16 @@ print(peak >> 10, error, flush=True)
 """
 
 
-@pytest.mark.slow  # 300 MiB through the loopback
+@pytest.mark.slow  # up to 1 GiB through the loopback
 def test_an_answer_of_hundreds_of_megabytes_is_not_kept_in_memory() -> None:
     """requests reads a receiver's whole answer into memory: 4.2 GB in 30 s from a receiver that streamed. The
-    sending process's heap is capped (64 MiB here); the 300 MiB answer never fits."""
+    sending process's heap is capped (64 MiB above what it had when forked); the 1 GiB answer never fits. (With
+    300 MiB, a loaded full run once peaked at 395 MiB, the cap counted from a larger start: too close to tell
+    a kept answer from a capped one.)"""
     res = subprocess.run([sys.executable, "-c", FLOOD], capture_output=True, text=True, timeout=60)
     peak_mib, _, error = res.stdout.strip().partition(" ")
     assert res.returncode == 0 and error and error != "None", res.stdout + res.stderr
-    assert int(peak_mib) < 200, res.stdout
+    assert int(peak_mib) < 700, res.stdout
 
 
 def test_a_target_added_after_a_drive_went_critical_hears_of_it(tmp_path) -> None:  # noqa: ANN001
