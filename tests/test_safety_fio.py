@@ -256,20 +256,29 @@ def test_racing_symlinks_never_redirect_the_scratch_file(tmp_path):
 def test_kill_9_leaves_no_fio_and_the_next_run_removes_the_leftover(tmp_path):
     target = tmp_path / "work"
     target.mkdir()
-    proc = subprocess.Popen(
-        [*DISKSLEUTH, "bench", str(target), "--profile", "standard", "--size", "32M", "--no-save"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    said = tmp_path / "stderr.txt"
+    with open(said, "w") as err:
+        proc = subprocess.Popen(
+            [*DISKSLEUTH, "bench", str(target), "--profile", "standard", "--size", "32M", "--no-save"],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+
+    def still_running() -> None:  # a run that ended early says why (a loaded full run once saw it gone)
+        if proc.poll() is not None:
+            pytest.fail(f"the run ended (exit {proc.returncode}) before it was killed: {said.read_text()[-2000:]}")
+
     try:
         fios = _wait_for_fio(proc.pid, "--time_based")  # a test, past the fill
         time.sleep(1.0)
         watched = fios + [p for f in fios for p in _descendants(f)]
+        still_running()
         assert os.listdir(target), "the scratch directory should exist mid-run"
         # A live run's directory is locked: a run starting now leaves it alone.
         from disksleuth.probe.target import remove_dead_scratch
 
-        time.sleep(2.0)
+        time.sleep(1.0)
+        still_running()
         assert remove_dead_scratch(str(target)) == [] and len(os.listdir(target)) == 1
         proc.kill()
         proc.wait(timeout=10)
