@@ -468,7 +468,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable: the rest keep their order
 
 
-# --- pytest-xdist (-n 3): a test that asserts a rate or a time runs alone --------------------------
+# --- pytest-xdist (-n 4): a test that asserts a rate or a time runs alone --------------------------
 # Marked `alone`, a test waits until the other workers' current tests end, and the other workers start
 # nothing new until it is done: a loaded CPU makes a RAM loop device miss its throttle or an emulated
 # cache's watcher switch late, which is noise, not a defect. Every other test may share the machine.
