@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from disksleuth.model.run import SCSI_COUNTERS, SelfTest, SmartAttribute
+from disksleuth.probe.smart_selftests import ata_entry, scsi_entry
 
 # smartctl -A for NVMe ("SMART/Health Information (NVMe Log 0x02)"), in its order and words.
 NVME_LABELS = (
@@ -64,7 +65,6 @@ NVME_DATA_UNIT_BYTES = 512_000  # one "data unit" = 1000 blocks of 512 bytes (NV
 
 # NVMe self-test results that are aborts, not failures (nvmeprint.cpp print_self_test_log).
 _NVME_ABORTED = {1, 2, 3, 4, 8, 9}
-_SCSI_ABORTED = {1, 2}
 
 
 def _int(v: Any) -> int | None:
@@ -193,21 +193,7 @@ def _ata_self_test(doc: dict[str, Any]) -> SelfTest | None:
     for which in ("extended", "standard"):
         table = _get(doc, "ata_smart_self_test_log", which, "table")
         if isinstance(table, list) and table and isinstance(table[0], dict):
-            t = table[0]
-            status = _dict(t.get("status"))
-            remaining = _int(status.get("remaining_percent"))
-            # status value 0xF0-0xFF (240-255): in progress, low nibble x10 = % remaining (ataprint.cpp)
-            in_progress = (_int(status.get("value")) or 0) >> 4 == 0xF
-            passed = status.get("passed") if isinstance(status.get("passed"), bool) and not in_progress else None
-            return SelfTest(
-                kind=_str(_get(t, "type", "string")) or "self-test",
-                status=_str(status.get("string")) or "unknown",
-                passed=passed,
-                power_on_hours=_int(t.get("lifetime_hours")),
-                in_progress=in_progress,
-                remaining_pct=remaining if in_progress else None,
-                failing_lba=_int(t.get("lba")),
-            )
+            return ata_entry(table[0])
     return None
 
 
@@ -242,18 +228,7 @@ def _nvme_self_test(doc: dict[str, Any]) -> SelfTest | None:
 
 def _scsi_self_test(doc: dict[str, Any]) -> SelfTest | None:
     t = doc.get("scsi_self_test_0")
-    if not isinstance(t, dict):
-        return None
-    result = _int(_get(t, "result", "value"))
-    in_progress = result == 15
-    return SelfTest(
-        kind=_str(_get(t, "code", "string")) or "self-test",
-        status=_str(_get(t, "result", "string")) or "unknown",
-        passed=None if result is None or in_progress or result in _SCSI_ABORTED else result == 0,
-        power_on_hours=_int(_get(t, "power_on_time", "hours")),
-        in_progress=in_progress,
-        failing_lba=_int(t.get("failed_lba")),
-    )
+    return scsi_entry(t) if isinstance(t, dict) else None
 
 
 def parse_latest_self_test(doc: dict[str, Any]) -> SelfTest | None:

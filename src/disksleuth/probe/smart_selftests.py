@@ -57,7 +57,8 @@ def _rows(v: Any) -> list[dict[str, Any]]:
     return [t for t in v[:MAX_LOG_ENTRIES] if isinstance(t, dict)] if isinstance(v, list) else []
 
 
-def _ata_entry(t: dict[str, Any]) -> SelfTest:
+def ata_entry(t: dict[str, Any]) -> SelfTest:
+    """One row of an ATA self-test log table (the newest is also Health.self_test's, smart_attributes)."""
     raw_status = t.get("status")
     status: dict[str, Any] = raw_status if isinstance(raw_status, dict) else {}
     value = _int(status.get("value"))
@@ -85,7 +86,8 @@ def _nvme_entry(t: dict[str, Any]) -> SelfTest:
     )
 
 
-def _scsi_entry(t: dict[str, Any]) -> SelfTest:
+def scsi_entry(t: dict[str, Any]) -> SelfTest:
+    """One scsi_self_test_N entry (the newest is also Health.self_test's, smart_attributes)."""
     result = _int(_get(t, "result", "value"))
     in_progress = result == 15
     return SelfTest(
@@ -103,12 +105,12 @@ def parse_self_test_log(doc: dict[str, Any]) -> tuple[SelfTest, ...]:
     for which in ("extended", "standard"):  # -x reads the extended (GP) log, -a the standard (SMART) one
         rows = _rows(_get(doc, "ata_smart_self_test_log", which, "table"))
         if rows:
-            return tuple(_ata_entry(t) for t in rows)
+            return tuple(ata_entry(t) for t in rows)
     rows = _rows(_get(doc, "nvme_self_test_log", "table"))
     if rows:
         return tuple(_nvme_entry(t) for t in rows)
     scsi = [doc.get(f"scsi_self_test_{i}") for i in range(MAX_LOG_ENTRIES)]
-    return tuple(_scsi_entry(t) for t in scsi if isinstance(t, dict))
+    return tuple(scsi_entry(t) for t in scsi if isinstance(t, dict))
 
 
 def parse_running_self_test(doc: dict[str, Any]) -> SelfTest | None:
